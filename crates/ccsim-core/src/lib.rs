@@ -1,0 +1,27 @@
+//! ccsim core: a deterministic discrete-event packet-level simulator for congestion-control
+//! and AQM research.
+//!
+//! Layout (one folder per concern):
+//! - [`engine`]: the event scheduler, integer-nanosecond time, seeded random streams.
+//! - [`net`]: packets, links, nodes, topologies and routing.
+//! - [`tcp`]: the TCP sender and receiver (SACK, NewReno recovery, PRR, ECN, RTO, delayed ACKs).
+//! - [`cc`]: congestion-control algorithms behind the [`cc::CongestionControl`] trait.
+//! - [`qdisc`]: queue disciplines behind the [`qdisc::QueueDisc`] trait.
+//! - [`udp`]: UDP traffic sources.
+//! - [`stats`]: on-the-fly statistics.
+//! - [`scenario`]: the scenario schema with units; [`sim`] builds and runs it.
+
+pub mod api;
+pub mod cc;
+pub mod engine;
+pub mod net;
+pub mod qdisc;
+pub mod results;
+pub mod scenario;
+pub mod sim;
+pub mod stats;
+pub mod tcp;
+pub mod udp;
+
+/// The crate version, reported in every summary.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

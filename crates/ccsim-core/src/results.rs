@@ -1,0 +1,125 @@
+//! What a run hands back: column-oriented tables and a JSON-serialisable summary.
+//!
+//! Tables are plain columns so that the Python layer can turn them into Arrow
+//! tables without copying element by element (see `crates/ccsim-py`).
+
+use serde::Serialize;
+
+/// One column of a result table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    Str(Vec<String>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::U32(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A named table: columns of equal length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn new(name: &str) -> Self {
+        Table { name: name.to_string(), columns: Vec::new() }
+    }
+    pub fn with(mut self, col: &str, data: Column) -> Self {
+        self.columns.push((col.to_string(), data));
+        self
+    }
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    pub fn num_rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+}
+
+/// Per-flow figures over the measurement window.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FlowSummary {
+    pub flow_id: u32,
+    /// Index of the `[[flows]]` or `[[udp]]` group the flow came from.
+    pub group: u32,
+    /// "tcp" or "udp".
+    pub protocol: String,
+    /// Congestion-control name for TCP, traffic pattern for UDP.
+    pub algorithm: String,
+    pub base_rtt_ms: f64,
+    /// Application-level bytes delivered in order within the measurement window, as Mbit/s.
+    pub goodput_mbps: f64,
+    /// Bytes that reached the receiver (including retransmissions) within the window, as Mbit/s.
+    pub throughput_mbps: f64,
+    pub bytes_delivered: u64,
+    pub packets_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub drops: u64,
+    pub marks: u64,
+    /// Flow completion time of a finite transfer, seconds; `None` for bulk or unfinished flows.
+    pub fct_s: Option<f64>,
+}
+
+/// Per-queue figures over the measurement window.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct QueueSummary {
+    pub name: String,
+    pub discipline: String,
+    pub arrivals: u64,
+    pub departures: u64,
+    pub drops: u64,
+    pub marks: u64,
+    /// Drops per arriving packet.
+    pub drop_probability: f64,
+    /// CE marks per arriving packet.
+    pub mark_probability: f64,
+    pub sojourn_mean_ms: f64,
+    pub sojourn_p50_ms: f64,
+    pub sojourn_p90_ms: f64,
+    pub sojourn_p99_ms: f64,
+    /// Link busy fraction: bytes serialised / (rate x window).
+    pub utilisation: f64,
+}
+
+/// The `summary.json` document.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    pub ccsim_version: String,
+    pub seed: u64,
+    pub duration_s: f64,
+    pub measure_start_s: f64,
+    pub measure_end_s: f64,
+    pub flows: Vec<FlowSummary>,
+    pub bottleneck: QueueSummary,
+    pub utilisation: f64,
+    /// Jain's fairness index over the TCP flows' goodput (all flows when there is no TCP flow).
+    pub jain_index: f64,
+    pub events: u64,
+    /// Packets serialised onto the bottleneck link over the whole run.
+    pub bottleneck_packets: u64,
+    /// Wall-clock seconds spent simulating (excludes scenario parsing and writing results).
+    pub wall_s: f64,
+}
+
+/// Everything a run produces.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub summary: Summary,
+    pub tables: Vec<Table>,
+}
