@@ -10,7 +10,10 @@ pub type ProgressFn<'a> = &'a mut dyn FnMut(f64);
 ///
 /// Errors are user-input errors found while building (unknown algorithm, bad parameter):
 /// the simulation itself does not fail.
-pub fn run(scenario: &Scenario, progress: Option<ProgressFn<'_>>) -> Result<RunOutput, ScenarioError> {
+pub fn run(
+    scenario: &Scenario,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<RunOutput, ScenarioError> {
     crate::sim::run(scenario, progress)
 }
 
@@ -24,6 +27,9 @@ pub fn parse(text: &str, format: &str) -> Result<Scenario, ScenarioError> {
     match format {
         "toml" => Scenario::from_toml(text),
         "json" => Scenario::from_json(text),
-        other => Err(ScenarioError::new("format", format!("expected \"toml\" or \"json\", got {other:?}"))),
+        other => Err(ScenarioError::new(
+            "format",
+            format!("expected \"toml\" or \"json\", got {other:?}"),
+        )),
     }
 }

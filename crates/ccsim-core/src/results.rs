@@ -37,7 +37,10 @@ pub struct Table {
 
 impl Table {
     pub fn new(name: &str) -> Self {
-        Table { name: name.to_string(), columns: Vec::new() }
+        Table {
+            name: name.to_string(),
+            columns: Vec::new(),
+        }
     }
     pub fn with(mut self, col: &str, data: Column) -> Self {
         self.columns.push((col.to_string(), data));

@@ -1,0 +1,252 @@
+//! Congestion-control algorithms behind the [`CongestionControl`] trait.
+//!
+//! The trait mirrors Linux's `struct tcp_congestion_ops` (`include/net/tcp.h`) hook for
+//! hook — `ssthresh`, `cong_avoid`, `pkts_acked`, `cwnd_event`, `set_state`,
+//! `in_ack_event`, `undo_cwnd` — so a Linux module ports line by line. One addition,
+//! after neqo's `CongestionEvent` and quinn's `is_ecn`: `ssthresh` is told whether the
+//! reduction answers a loss or an ECN echo, which is where ABE's `beta_ecn` (RFC 8511)
+//! plugs in. The TCP endpoint owns cwnd/ssthresh in [`CcState`] and hands it to the hooks,
+//! like Linux's `tcp_sock`.
+//!
+//! Algorithms are selected through the [`Cc`] enum (static dispatch on the per-ACK path);
+//! the TCP code never names one — [`build`] maps a scenario's `cc = ...` to an instance.
+
+pub mod newreno;
+pub mod reno;
+
+use crate::scenario::{AlgoSpec, ParamValue, ScenarioError};
+
+/// Linux's `TCP_INFINITE_SSTHRESH`.
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// Linux `enum tcp_ca_state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open = 0,
+    Disorder = 1,
+    Cwr = 2,
+    Recovery = 3,
+    Loss = 4,
+}
+
+/// Linux `enum tcp_ca_event` (the subset the TCP model raises).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when no packet is in flight (after idle).
+    TxStart,
+    /// Congestion window restart after idle.
+    CwndRestart,
+    /// End of a CWR or Recovery reduction.
+    CompleteCwr,
+    /// Retransmission timeout: entering Loss.
+    Loss,
+    /// A CE-marked data packet arrived (receiver side, DCTCP).
+    EcnIsCe,
+    /// A non-CE data packet arrived (receiver side, DCTCP).
+    EcnNoCe,
+}
+
+/// Why the window is being reduced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReductionCause {
+    /// Fast-retransmit loss recovery or retransmission timeout.
+    Loss,
+    /// An ACK carried ECN-Echo (RFC 3168 §6.1.2).
+    Ecn,
+}
+
+/// The sender state a congestion controller reads and writes (Linux `tcp_sock` fields).
+/// Windows are in packets (segments), times in nanoseconds.
+#[derive(Debug, Clone)]
+pub struct CcState {
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    /// Linux `snd_cwnd_cnt`: ACKed packets counted towards the next additive increase.
+    pub cwnd_cnt: u32,
+    pub cwnd_clamp: u32,
+    /// cwnd before the current reduction (Linux `prior_cwnd`).
+    pub prior_cwnd: u32,
+    pub mss: u32,
+    pub ca_state: CaState,
+    /// Linux `tcp_is_cwnd_limited()`: growth is only allowed when true.
+    pub is_cwnd_limited: bool,
+    pub now_ns: u64,
+    /// Smoothed RTT (0 before the first sample) and the minimum RTT seen.
+    pub srtt_ns: u64,
+    pub min_rtt_ns: u64,
+    /// Segment numbers: next to send, oldest unacknowledged.
+    pub snd_nxt: u64,
+    pub snd_una: u64,
+    pub packets_out: u32,
+    /// Linux `tcp_packets_in_flight()`.
+    pub in_flight: u32,
+    /// Packets delivered (cumulatively or selectively acknowledged) so far, and those
+    /// delivered with ECE set.
+    pub delivered: u64,
+    pub delivered_ce: u64,
+    /// Whether ECN was negotiated on this flow.
+    pub ecn_ok: bool,
+}
+
+impl CcState {
+    /// Linux `tcp_in_slow_start()`: `cwnd < ssthresh`.
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// Per-ACK sample given to `pkts_acked` (Linux `struct ack_sample`).
+#[derive(Debug, Clone, Copy)]
+pub struct AckSample {
+    /// Packets newly cumulatively acknowledged.
+    pub pkts_acked: u32,
+    /// RTT of the most recently sent newly acknowledged packet (Linux `ca_rtt_us`), if any.
+    pub rtt_ns: Option<u64>,
+    /// Packets in flight before this ACK.
+    pub in_flight: u32,
+}
+
+/// Flags describing an incoming ACK (Linux `CA_ACK_*`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AckFlags {
+    /// The ACK advanced `snd_una` ("slow path" update in Linux terms).
+    pub window_update: bool,
+    /// The ACK carried ECN-Echo.
+    pub ece: bool,
+}
+
+/// The hooks a congestion controller implements (Linux `tcp_congestion_ops`).
+pub trait CongestionControl {
+    /// Called when the flow starts.
+    fn init(&mut self, _tp: &mut CcState) {}
+    /// The new slow-start threshold on entering a reduction (Linux `.ssthresh`).
+    fn ssthresh(&mut self, tp: &CcState, cause: ReductionCause) -> u32;
+    /// Grow the window on an ACK outside reductions (Linux `.cong_avoid`).
+    fn cong_avoid(&mut self, tp: &mut CcState, acked: u32);
+    /// Per-ACK sample (Linux `.pkts_acked`).
+    fn pkts_acked(&mut self, _tp: &mut CcState, _sample: &AckSample) {}
+    /// Congestion-state change (Linux `.set_state`).
+    fn set_state(&mut self, _tp: &mut CcState, _new_state: CaState) {}
+    /// Events (Linux `.cwnd_event`).
+    fn cwnd_event(&mut self, _tp: &mut CcState, _event: CaEvent) {}
+    /// Every ACK (Linux `.in_ack_event`).
+    fn in_ack_event(&mut self, _tp: &mut CcState, _flags: AckFlags) {}
+    /// cwnd to restore when a reduction is undone (Linux `.undo_cwnd`).
+    fn undo_cwnd(&mut self, tp: &CcState) -> u32 {
+        reno::undo_cwnd(tp)
+    }
+    /// Change a parameter while the flow runs. `path` prefixes error messages.
+    fn set_param(
+        &mut self,
+        path: &str,
+        name: &str,
+        value: &ParamValue,
+    ) -> Result<(), ScenarioError>;
+    /// Whether the controller wants ECT on every packet and a per-packet CE echo
+    /// (Linux `TCP_CONG_NEEDS_ECN`, DCTCP).
+    fn needs_accurate_ecn(&self) -> bool {
+        false
+    }
+}
+
+/// The congestion controllers ccsim knows, dispatched statically.
+#[derive(Debug, Clone)]
+pub enum Cc {
+    NewReno(newreno::NewReno),
+}
+
+macro_rules! each_cc {
+    ($self:expr, $c:ident => $body:expr) => {
+        match $self {
+            Cc::NewReno($c) => $body,
+        }
+    };
+}
+
+impl Cc {
+    /// The algorithm's name as written in scenario files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Cc::NewReno(_) => "newreno",
+        }
+    }
+}
+
+impl CongestionControl for Cc {
+    fn init(&mut self, tp: &mut CcState) {
+        each_cc!(self, c => c.init(tp))
+    }
+    #[inline]
+    fn ssthresh(&mut self, tp: &CcState, cause: ReductionCause) -> u32 {
+        each_cc!(self, c => c.ssthresh(tp, cause))
+    }
+    #[inline]
+    fn cong_avoid(&mut self, tp: &mut CcState, acked: u32) {
+        each_cc!(self, c => c.cong_avoid(tp, acked))
+    }
+    #[inline]
+    fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
+        each_cc!(self, c => c.pkts_acked(tp, sample))
+    }
+    #[inline]
+    fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
+        each_cc!(self, c => c.set_state(tp, new_state))
+    }
+    #[inline]
+    fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
+        each_cc!(self, c => c.cwnd_event(tp, event))
+    }
+    #[inline]
+    fn in_ack_event(&mut self, tp: &mut CcState, flags: AckFlags) {
+        each_cc!(self, c => c.in_ack_event(tp, flags))
+    }
+    fn undo_cwnd(&mut self, tp: &CcState) -> u32 {
+        each_cc!(self, c => c.undo_cwnd(tp))
+    }
+    fn set_param(
+        &mut self,
+        path: &str,
+        name: &str,
+        value: &ParamValue,
+    ) -> Result<(), ScenarioError> {
+        each_cc!(self, c => c.set_param(path, name, value))
+    }
+    fn needs_accurate_ecn(&self) -> bool {
+        each_cc!(self, c => c.needs_accurate_ecn())
+    }
+}
+
+/// Names accepted in `cc = ...`.
+pub const KNOWN_KINDS: &[&str] = &["newreno"];
+
+/// Build the controller a scenario asks for. `path` is the spec's key path (`flows[0].cc`).
+pub fn build(spec: &AlgoSpec, path: &str) -> Result<Cc, ScenarioError> {
+    let mut cc = match spec.kind.as_str() {
+        "newreno" | "reno" => Cc::NewReno(newreno::NewReno::default()),
+        other => {
+            return Err(ScenarioError::new(
+                format!("{path}.kind"),
+                format!(
+                    "unknown congestion control {other:?} (known: {})",
+                    KNOWN_KINDS.join(", ")
+                ),
+            ))
+        }
+    };
+    for (name, value) in &spec.params {
+        cc.set_param(path, name, value)?;
+    }
+    Ok(cc)
+}
+
+/// Read a number parameter or explain what was expected.
+pub fn expect_number(path: &str, name: &str, value: &ParamValue) -> Result<f64, ScenarioError> {
+    match value {
+        ParamValue::Number(n) if n.is_finite() => Ok(*n),
+        _ => Err(ScenarioError::new(
+            format!("{path}.{name}"),
+            "expected a number",
+        )),
+    }
+}

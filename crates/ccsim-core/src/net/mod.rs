@@ -1,0 +1,5 @@
+//! The network: packets, links with their egress queues, nodes and routing.
+
+pub mod link;
+pub mod packet;
+pub mod topology;

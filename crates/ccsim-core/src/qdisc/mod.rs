@@ -1,0 +1,249 @@
+//! Queue disciplines behind the [`QueueDisc`] trait.
+//!
+//! Modelled on ns-3's `QueueDisc` (`src/traffic-control/model/queue-disc.h`): the link
+//! does the bookkeeping (arrival/departure/drop/mark counters per queue and per flow,
+//! sojourn time of every departing packet) and calls the discipline only for its
+//! decisions. A discipline may drop at enqueue or at dequeue (CoDel, CSAQM) and may mark
+//! instead of dropping; it reports both through [`QdiscCtx`]. There is one queue layer:
+//! the packet being serialised has left the queue (like Linux with a one-packet device
+//! queue), and nothing hides below the discipline.
+//!
+//! Disciplines are selected through the [`Qdisc`] enum so the per-packet path dispatches
+//! statically; the engine never names an algorithm — [`build`] maps a scenario's
+//! `queue = { kind = ... }` to an instance.
+
+pub mod droptail;
+
+use crate::engine::rng::SimRng;
+use crate::net::packet::{Ecn, PacketId, PacketPool};
+use crate::scenario::{AlgoSpec, ParamValue, ScenarioError};
+
+/// What a discipline may touch while deciding.
+pub struct QdiscCtx<'a> {
+    pub now_ns: u64,
+    pub pool: &'a mut PacketPool,
+    /// Packets the discipline dropped during this call (the link frees and counts them).
+    pub dropped: &'a mut Vec<PacketId>,
+    /// Packets the discipline CE-marked during this call (the link counts them).
+    pub marked: &'a mut Vec<PacketId>,
+    /// The discipline's own random stream.
+    pub rng: &'a mut SimRng,
+}
+
+impl QdiscCtx<'_> {
+    /// Drop `id` (already removed from, or never added to, the discipline's storage).
+    #[inline]
+    pub fn drop_packet(&mut self, id: PacketId) {
+        self.dropped.push(id);
+    }
+
+    /// Set CE on an ECN-capable packet (RFC 3168 §5). Returns false for a Not-ECT packet,
+    /// which the caller must then drop instead, as every Linux qdisc does when
+    /// `INET_ECN_set_ce` fails.
+    #[inline]
+    pub fn mark_ce(&mut self, id: PacketId) -> bool {
+        let p = self.pool.get_mut(id);
+        if !p.ecn.is_ect() {
+            return false;
+        }
+        p.ecn = Ecn::Ce;
+        self.marked.push(id);
+        true
+    }
+}
+
+/// What a link asks of a queue discipline.
+pub trait QueueDisc {
+    /// Accept `id` into the queue, or drop it (or another packet) through `ctx`.
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>);
+    /// The next packet to transmit, if any. May drop or mark packets on the way.
+    fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId>;
+    /// Packets held.
+    fn len_packets(&self) -> usize;
+    /// Bytes held.
+    fn len_bytes(&self) -> u64;
+    /// For shapers: the earliest time a held packet may leave, when `dequeue` returned
+    /// `None` although packets are held.
+    fn next_ready_ns(&self, _now_ns: u64) -> Option<u64> {
+        None
+    }
+    /// Every packet held, for end-of-run accounting.
+    fn held(&self) -> Vec<PacketId>;
+}
+
+/// The disciplines ccsim knows, dispatched statically.
+#[derive(Debug)]
+pub enum Qdisc {
+    DropTail(droptail::DropTail),
+}
+
+macro_rules! each_qdisc {
+    ($self:expr, $q:ident => $body:expr) => {
+        match $self {
+            Qdisc::DropTail($q) => $body,
+        }
+    };
+}
+
+impl Qdisc {
+    /// The discipline's name as written in scenario files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Qdisc::DropTail(_) => "droptail",
+        }
+    }
+}
+
+impl QueueDisc for Qdisc {
+    #[inline]
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
+        each_qdisc!(self, q => q.enqueue(id, ctx))
+    }
+    #[inline]
+    fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
+        each_qdisc!(self, q => q.dequeue(ctx))
+    }
+    #[inline]
+    fn len_packets(&self) -> usize {
+        each_qdisc!(self, q => q.len_packets())
+    }
+    #[inline]
+    fn len_bytes(&self) -> u64 {
+        each_qdisc!(self, q => q.len_bytes())
+    }
+    fn next_ready_ns(&self, now_ns: u64) -> Option<u64> {
+        each_qdisc!(self, q => q.next_ready_ns(now_ns))
+    }
+    fn held(&self) -> Vec<PacketId> {
+        each_qdisc!(self, q => q.held())
+    }
+}
+
+/// What a discipline needs to know about its link to resolve its parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkInfo {
+    pub rate_bps: u64,
+    /// Bandwidth-delay product in bytes, for `"1bdp"`-style limits.
+    pub bdp_bytes: f64,
+    /// Packet size used to turn BDPs into packet counts.
+    pub mtu_bytes: u32,
+}
+
+/// Reads typed parameters out of an [`AlgoSpec`], reporting errors with the key path and
+/// rejecting keys nobody asked for.
+pub struct Params<'a> {
+    spec: &'a AlgoSpec,
+    path: &'a str,
+    used: Vec<&'a str>,
+}
+
+impl<'a> Params<'a> {
+    pub fn new(spec: &'a AlgoSpec, path: &'a str) -> Self {
+        Params {
+            spec,
+            path,
+            used: Vec::new(),
+        }
+    }
+
+    fn key_path(&self, key: &str) -> String {
+        format!("{}.{}", self.path, key)
+    }
+
+    fn raw(&mut self, key: &'a str) -> Option<&'a ParamValue> {
+        self.used.push(key);
+        self.spec.params.get(key)
+    }
+
+    /// A string parameter parsed by `parse` (units), or `default`.
+    pub fn parsed<T>(
+        &mut self,
+        key: &'a str,
+        default: T,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<T, ScenarioError> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(ParamValue::Str(s)) => {
+                parse(s).map_err(|m| ScenarioError::new(self.key_path(key), m))
+            }
+            Some(other) => {
+                let shown = match other {
+                    ParamValue::Number(n) => format!("{n}"),
+                    ParamValue::Bool(b) => format!("{b}"),
+                    ParamValue::Str(s) => format!("{s:?}"),
+                };
+                Err(ScenarioError::new(
+                    self.key_path(key),
+                    format!("expected a string with a unit, got {shown}"),
+                ))
+            }
+        }
+    }
+
+    /// A number parameter, or `default`; `check` returns an error text for a bad value.
+    pub fn number(
+        &mut self,
+        key: &'a str,
+        default: f64,
+        check: impl Fn(f64) -> Option<String>,
+    ) -> Result<f64, ScenarioError> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(ParamValue::Number(n)) => match check(*n) {
+                None => Ok(*n),
+                Some(msg) => Err(ScenarioError::new(self.key_path(key), msg)),
+            },
+            Some(_) => Err(ScenarioError::new(self.key_path(key), "expected a number")),
+        }
+    }
+
+    /// A boolean parameter, or `default`.
+    pub fn boolean(&mut self, key: &'a str, default: bool) -> Result<bool, ScenarioError> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(ParamValue::Bool(b)) => Ok(*b),
+            Some(_) => Err(ScenarioError::new(
+                self.key_path(key),
+                "expected true or false",
+            )),
+        }
+    }
+
+    /// Fail on any key that no `parsed`/`number`/`boolean` call asked for.
+    pub fn finish(self, known: &[&str]) -> Result<(), ScenarioError> {
+        for key in self.spec.params.keys() {
+            if !self.used.contains(&key.as_str()) {
+                return Err(ScenarioError::new(
+                    self.key_path(key),
+                    format!(
+                        "unknown parameter for {} (expected one of: {})",
+                        self.spec.kind,
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Names accepted in `queue = { kind = ... }`.
+pub const KNOWN_KINDS: &[&str] = &["droptail"];
+
+/// Build the discipline a scenario asks for at a link. `path` is the key path of the spec
+/// (e.g. `bottleneck.queue`) for error messages.
+pub fn build(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Qdisc, ScenarioError> {
+    match spec.kind.as_str() {
+        "droptail" | "pfifo" | "bfifo" | "fifo" => Ok(Qdisc::DropTail(
+            droptail::DropTail::from_spec(spec, path, link)?,
+        )),
+        other => Err(ScenarioError::new(
+            format!("{path}.kind"),
+            format!(
+                "unknown queue discipline {other:?} (known: {})",
+                KNOWN_KINDS.join(", ")
+            ),
+        )),
+    }
+}

@@ -1,0 +1,349 @@
+//! The scenario schema as written by the user: private serde structs, deserialized
+//! from a JSON value tree (TOML is converted to one first) and then validated into the
+//! public types by `super::resolve`.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+use super::lit::{mismatch, Given, Leaf, Lit};
+use super::units::{ByteSize, DataRate, SimDuration};
+use super::{AlgoSpec, ParamValue, UdpPattern};
+
+/// An integer in `MIN..=MAX`. A `MAX` of `u32::MAX` or `u64::MAX` is reported as
+/// unbounded (`an integer >= 1`) unless the value actually exceeds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Int<const MIN: u64, const MAX: u64>(pub u64);
+
+/// `count`, `initial_window`: at least 1, fits a `u32`.
+pub(super) type PosU32 = Int<1, { u32::MAX as u64 }>;
+/// `seed`: any non-negative integer.
+pub(super) type Seed = Int<0, { u64::MAX }>;
+/// `mss`: a packet payload size in bytes.
+pub(super) type Mss = Int<64, 9000>;
+
+impl<const MIN: u64, const MAX: u64> Leaf for Int<MIN, MAX> {
+    fn expected() -> Cow<'static, str> {
+        if MAX == u64::MAX || MAX == u64::from(u32::MAX) {
+            Cow::Owned(format!("an integer >= {MIN}"))
+        } else {
+            Cow::Owned(format!("an integer between {MIN} and {MAX}"))
+        }
+    }
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        match *lit {
+            Lit::U(v) if (MIN..=MAX).contains(&v) => Ok(Int(v)),
+            Lit::U(v) if v > MAX => Err(mismatch(
+                &format!("an integer between {MIN} and {MAX}"),
+                lit,
+            )),
+            _ => Err(mismatch(&Self::expected(), lit)),
+        }
+    }
+}
+
+/// A boolean flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Flag(pub bool);
+
+impl Leaf for Flag {
+    fn expected() -> Cow<'static, str> {
+        Cow::Borrowed("true or false")
+    }
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        match *lit {
+            Lit::B(b) => Ok(Flag(b)),
+            _ => Err(mismatch(&Self::expected(), lit)),
+        }
+    }
+}
+
+impl Leaf for UdpPattern {
+    fn expected() -> Cow<'static, str> {
+        Cow::Borrowed("\"cbr\" or \"poisson\"")
+    }
+    /// Case-insensitive: `"CBR"` is accepted.
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        match lit {
+            Lit::S(s) if s.trim().eq_ignore_ascii_case("cbr") => Ok(UdpPattern::Cbr),
+            Lit::S(s) if s.trim().eq_ignore_ascii_case("poisson") => Ok(UdpPattern::Poisson),
+            _ => Err(mismatch(&Self::expected(), lit)),
+        }
+    }
+}
+
+impl Leaf for ParamValue {
+    fn expected() -> Cow<'static, str> {
+        Cow::Borrowed("a number, boolean or string")
+    }
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        match lit {
+            Lit::U(v) => Ok(ParamValue::Number(*v as f64)),
+            Lit::I(v) => Ok(ParamValue::Number(*v as f64)),
+            Lit::F(v) if v.is_finite() => Ok(ParamValue::Number(*v)),
+            Lit::B(b) => Ok(ParamValue::Bool(*b)),
+            Lit::S(s) => Ok(ParamValue::Str(s.clone())),
+            _ => Err(mismatch(&Self::expected(), lit)),
+        }
+    }
+}
+
+/// An algorithm name: non-empty, stored trimmed and lower-cased.
+pub(super) struct Kind(pub String);
+
+const KIND_EXPECTED: &str = "an algorithm name like \"newreno\"";
+
+impl Leaf for Kind {
+    fn expected() -> Cow<'static, str> {
+        Cow::Borrowed(KIND_EXPECTED)
+    }
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        match lit {
+            Lit::S(s) if !s.trim().is_empty() => Ok(Kind(s.trim().to_lowercase())),
+            _ => Err(mismatch(KIND_EXPECTED, lit)),
+        }
+    }
+}
+
+/// `"newreno"` or `{ kind = "newreno", beta = 0.5 }`.
+pub(super) struct RawAlgo(pub AlgoSpec);
+
+const ALGO_EXPECTED: &str =
+    "an algorithm name like \"newreno\" or a table like { kind = \"newreno\", ... }";
+
+impl<'de> Deserialize<'de> for RawAlgo {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(AlgoVisitor)
+    }
+}
+
+struct AlgoVisitor;
+
+impl AlgoVisitor {
+    fn wrong<E: de::Error>(lit: Lit) -> Result<RawAlgo, E> {
+        Err(E::custom(mismatch(ALGO_EXPECTED, &lit)))
+    }
+}
+
+impl<'de> Visitor<'de> for AlgoVisitor {
+    type Value = RawAlgo;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(ALGO_EXPECTED)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<RawAlgo, E> {
+        let Kind(kind) = Kind::from_lit(&Lit::S(v.to_owned())).map_err(E::custom)?;
+        Ok(RawAlgo(AlgoSpec {
+            kind,
+            params: BTreeMap::new(),
+        }))
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<RawAlgo, A::Error> {
+        let mut kind = None;
+        let mut params = BTreeMap::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "kind" {
+                let k: Given<Kind> = map.next_value()?;
+                kind = Some(k.value.0);
+            } else {
+                let v: Given<ParamValue> = map.next_value()?;
+                params.insert(key, v.value);
+            }
+        }
+        let kind = kind.ok_or_else(|| de::Error::missing_field("kind"))?;
+        Ok(RawAlgo(AlgoSpec { kind, params }))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawAlgo, E> {
+        Self::wrong(Lit::B(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawAlgo, E> {
+        Self::wrong(Lit::I(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawAlgo, E> {
+        Self::wrong(Lit::U(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawAlgo, E> {
+        Self::wrong(Lit::F(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<RawAlgo, E> {
+        Self::wrong(Lit::Null)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, _seq: A) -> Result<RawAlgo, A::Error> {
+        Err(de::Error::custom(format!(
+            "expected {ALGO_EXPECTED}, got an array"
+        )))
+    }
+}
+
+/// An array of tables (`[[flows]]`, `[[udp]]`).
+pub(super) struct Groups<T>(pub Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Groups<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(GroupsVisitor(PhantomData))
+    }
+}
+
+struct GroupsVisitor<T>(PhantomData<T>);
+
+const GROUPS_EXPECTED: &str = "an array of tables (one [[...]] section per group)";
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for GroupsVisitor<T> {
+    type Value = Groups<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(GROUPS_EXPECTED)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Groups<T>, A::Error> {
+        let mut out = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            out.push(item);
+        }
+        Ok(Groups(out))
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, _map: A) -> Result<Groups<T>, A::Error> {
+        Err(de::Error::custom(format!(
+            "expected {GROUPS_EXPECTED}, got a table"
+        )))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Groups<T>, E> {
+        Err(E::custom(mismatch(GROUPS_EXPECTED, &Lit::B(v))))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Groups<T>, E> {
+        Err(E::custom(mismatch(GROUPS_EXPECTED, &Lit::I(v))))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Groups<T>, E> {
+        Err(E::custom(mismatch(GROUPS_EXPECTED, &Lit::U(v))))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Groups<T>, E> {
+        Err(E::custom(mismatch(GROUPS_EXPECTED, &Lit::F(v))))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Groups<T>, E> {
+        Err(E::custom(mismatch(GROUPS_EXPECTED, &Lit::S(v.to_owned()))))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Groups<T>, E> {
+        // JSON `null`: no groups.
+        Ok(Groups(Vec::new()))
+    }
+}
+
+/// A table deserialized into the derived struct `T`. Serde's derived structs also
+/// accept arrays (fields by position); this wrapper only accepts tables.
+pub(super) struct Table<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Table<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(TableVisitor(PhantomData))
+    }
+}
+
+struct TableVisitor<T>(PhantomData<T>);
+
+const TABLE_EXPECTED: &str = "a table";
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for TableVisitor<T> {
+    type Value = Table<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(TABLE_EXPECTED)
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Table<T>, A::Error> {
+        T::deserialize(de::value::MapAccessDeserializer::new(map)).map(Table)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, _seq: A) -> Result<Table<T>, A::Error> {
+        Err(de::Error::custom(format!(
+            "expected {TABLE_EXPECTED}, got an array"
+        )))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Table<T>, E> {
+        Err(E::custom(mismatch(TABLE_EXPECTED, &Lit::B(v))))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Table<T>, E> {
+        Err(E::custom(mismatch(TABLE_EXPECTED, &Lit::I(v))))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Table<T>, E> {
+        Err(E::custom(mismatch(TABLE_EXPECTED, &Lit::U(v))))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Table<T>, E> {
+        Err(E::custom(mismatch(TABLE_EXPECTED, &Lit::F(v))))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Table<T>, E> {
+        Err(E::custom(mismatch(TABLE_EXPECTED, &Lit::S(v.to_owned()))))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Table<T>, E> {
+        Err(E::custom(mismatch(TABLE_EXPECTED, &Lit::Null)))
+    }
+}
+
+/// Top level.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScenario {
+    pub duration: Given<SimDuration>,
+    pub seed: Option<Given<Seed>>,
+    pub stats_interval: Option<Given<SimDuration>>,
+    pub measure: Option<Table<RawMeasure>>,
+    pub bottleneck: Table<RawBottleneck>,
+    pub flows: Option<Groups<Table<RawFlow>>>,
+    pub udp: Option<Groups<Table<RawUdp>>>,
+}
+
+/// `measure = { start = "30s", end = "60s" }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMeasure {
+    pub start: Option<Given<SimDuration>>,
+    pub end: Option<Given<SimDuration>>,
+}
+
+/// `[bottleneck]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBottleneck {
+    pub rate: Given<DataRate>,
+    pub delay: Option<Given<SimDuration>>,
+    pub queue: Option<RawAlgo>,
+    pub bdp_rtt: Option<Given<SimDuration>>,
+    pub reverse_rate: Option<Given<DataRate>>,
+    pub access_rate: Option<Given<DataRate>>,
+}
+
+/// One `[[flows]]` group.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFlow {
+    pub count: Option<Given<PosU32>>,
+    pub cc: Option<RawAlgo>,
+    pub rtt: Given<SimDuration>,
+    pub ecn: Option<Given<Flag>>,
+    pub sack: Option<Given<Flag>>,
+    pub delayed_ack: Option<Given<Flag>>,
+    pub initial_window: Option<Given<PosU32>>,
+    pub mss: Option<Given<Mss>>,
+    pub pacing: Option<Given<Flag>>,
+    pub min_rto: Option<Given<SimDuration>>,
+    pub start: Option<Given<SimDuration>>,
+    pub stop: Option<Given<SimDuration>>,
+    pub size: Option<Given<ByteSize>>,
+    pub trace: Option<Given<Flag>>,
+    pub access_rate: Option<Given<DataRate>>,
+}
+
+/// One `[[udp]]` group.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawUdp {
+    pub count: Option<Given<PosU32>>,
+    pub rate: Given<DataRate>,
+    pub pattern: Option<Given<UdpPattern>>,
+    pub packet_size: Option<Given<ByteSize>>,
+    pub rtt: Given<SimDuration>,
+    pub ecn: Option<Given<Flag>>,
+    pub start: Option<Given<SimDuration>>,
+    pub stop: Option<Given<SimDuration>>,
+    pub access_rate: Option<Given<DataRate>>,
+}

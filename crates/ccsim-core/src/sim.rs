@@ -1,0 +1,1146 @@
+//! Building a scenario's network and running it: the event loop and its dispatch.
+//!
+//! The [`World`] owns every table (links, routes, flows, the packet pool) and interprets
+//! the scheduler's events. Algorithms are reached only through the `cc` and `qdisc`
+//! registries, never by name here.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use crate::api::ProgressFn;
+use crate::cc;
+use crate::engine::rng::{stream, StreamKind};
+use crate::engine::sched::TcpTimerKind;
+use crate::engine::{serialisation_ns, Event, Scheduler, NS_PER_SEC};
+use crate::net::link::Link;
+use crate::net::packet::{Ecn, Packet, PacketId, PacketKind, PacketPool, TCP_IP_HEADER_BYTES};
+use crate::net::topology::Topology;
+use crate::qdisc::{self, droptail, LinkInfo, QdiscCtx, QueueDisc};
+use crate::results::{Column, FlowSummary, QueueSummary, RunOutput, Summary, Table};
+use crate::scenario::{AlgoSpec, ParamValue, Scenario, ScenarioError};
+use crate::stats::{jain_index, QueueSnapshot, QueueStats};
+use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
+use crate::tcp::sender::TcpSender;
+use crate::tcp::{TcpConfig, TcpIo, TimerFire};
+use crate::udp::UdpSource;
+
+/// Default access-link rate as a multiple of the bottleneck rate.
+const ACCESS_RATE_FACTOR: u64 = 10;
+/// The reverse (ACK) path's DropTail limit: ample, so it never drops.
+const REVERSE_QUEUE_PACKETS: u64 = 100_000;
+
+/// One TCP flow: both endpoints and what the scenario said about it.
+#[derive(Debug)]
+pub struct TcpFlow {
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    pub group: u32,
+    pub base_rtt_ns: u64,
+    pub start_ns: u64,
+    pub trace: bool,
+}
+
+/// Per-flow packet accounting across the whole network (both directions).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FlowCounters {
+    /// Packets created by the flow's endpoints.
+    pub sent: u64,
+    /// Packets that reached an endpoint of the flow.
+    pub arrived: u64,
+    /// Packets of the flow dropped at any queue.
+    pub dropped: u64,
+    /// Packets of the flow CE-marked at any queue.
+    pub marked: u64,
+}
+
+/// Time series gathered at every stats tick.
+#[derive(Debug, Default)]
+struct Series {
+    flow_t: Vec<f64>,
+    flow_id: Vec<u32>,
+    flow_goodput: Vec<f64>,
+    flow_throughput: Vec<f64>,
+    cc_t: Vec<f64>,
+    cc_id: Vec<u32>,
+    cc_cwnd: Vec<f64>,
+    cc_ssthresh: Vec<f64>,
+    cc_srtt: Vec<f64>,
+    cc_inflight: Vec<f64>,
+    q_t: Vec<f64>,
+    q_pkts: Vec<u64>,
+    q_bytes: Vec<u64>,
+    q_sojourn_mean: Vec<f64>,
+    q_sojourn_max: Vec<f64>,
+    q_arrivals: Vec<u64>,
+    q_drops: Vec<u64>,
+    q_marks: Vec<u64>,
+}
+
+/// Snapshot of per-flow byte counters (delivered, received).
+type FlowBytes = Vec<(u64, u64)>;
+
+/// The simulated world.
+pub struct World {
+    sched: Scheduler,
+    pool: PacketPool,
+    links: Vec<Link>,
+    routes: Vec<Vec<u32>>,
+    tcp: Vec<TcpFlow>,
+    udp: Vec<UdpSource>,
+    udp_groups: Vec<u32>,
+    udp_base_rtt_ns: Vec<u64>,
+    counters: Vec<FlowCounters>,
+    out_buf: Vec<PacketId>,
+    drop_buf: Vec<PacketId>,
+    mark_buf: Vec<PacketId>,
+    bottleneck: u32,
+    duration_ns: u64,
+    stats_interval_ns: u64,
+    measure_start_ns: u64,
+    measure_end_ns: u64,
+    in_window: bool,
+    series: Series,
+    last_tick_bytes: FlowBytes,
+    last_tick_queue: QueueSnapshot,
+    win_start_bytes: FlowBytes,
+    win_end_bytes: FlowBytes,
+    win_start_queue: QueueSnapshot,
+    win_end_queue: QueueSnapshot,
+    seed: u64,
+    cc_names: Vec<&'static str>,
+}
+
+fn param_str(spec: &AlgoSpec) -> AlgoSpec {
+    spec.clone()
+}
+
+/// Build the dumbbell a scenario describes.
+pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
+    let b = &sc.bottleneck;
+    let rate = b.rate.bps;
+    let n_tcp: usize = sc.flows.iter().map(|g| g.count as usize).sum();
+    let n_udp: usize = sc.udp.iter().map(|g| g.count as usize).sum();
+    let max_rtt_ns = sc
+        .flows
+        .iter()
+        .map(|g| g.rtt.ns)
+        .chain(sc.udp.iter().map(|g| g.rtt.ns))
+        .max()
+        .unwrap_or(0);
+    let bdp_rtt_ns = b.bdp_rtt.map_or(max_rtt_ns, |d| d.ns);
+    let mtu_bytes = sc
+        .flows
+        .iter()
+        .map(|g| g.mss + TCP_IP_HEADER_BYTES)
+        .max()
+        .unwrap_or(1500);
+    let one_way_b = b.delay.ns;
+
+    let mut topo = Topology::default();
+    let left = topo.add_node("left-router");
+    let right = topo.add_node("right-router");
+    struct LinkPlan {
+        name: String,
+        rate_bps: u64,
+        delay_ns: u64,
+        queue: AlgoSpec,
+        queue_path: String,
+        stats_hist: bool,
+    }
+    let mut plans: Vec<LinkPlan> = Vec::new();
+    let ample = AlgoSpec {
+        kind: "droptail".into(),
+        params: [(
+            "limit".to_string(),
+            ParamValue::Str(format!("{REVERSE_QUEUE_PACKETS}p")),
+        )]
+        .into_iter()
+        .collect(),
+    };
+    let bottleneck = topo.add_link(left, right);
+    plans.push(LinkPlan {
+        name: "bottleneck".into(),
+        rate_bps: rate,
+        delay_ns: one_way_b,
+        queue: param_str(&b.queue),
+        queue_path: "bottleneck.queue".into(),
+        stats_hist: true,
+    });
+    topo.add_link(right, left);
+    plans.push(LinkPlan {
+        name: "bottleneck-reverse".into(),
+        rate_bps: b.reverse_rate.map_or(rate, |r| r.bps),
+        delay_ns: one_way_b,
+        queue: ample.clone(),
+        queue_path: "bottleneck.reverse".into(),
+        stats_hist: false,
+    });
+
+    // Hosts: one sender and one receiver per flow, each on its own access link.
+    let mut endpoints: Vec<(u32, u32)> = Vec::new(); // (sender node, receiver node)
+    let mut add_hosts = |topo: &mut Topology,
+                         plans: &mut Vec<LinkPlan>,
+                         label: String,
+                         rtt_ns: u64,
+                         access_bps: u64,
+                         path: String|
+     -> Result<(), ScenarioError> {
+        let access_delay = (rtt_ns / 2).checked_sub(one_way_b).ok_or_else(|| {
+            ScenarioError::new(
+                path,
+                format!(
+                    "the base RTT must be at least twice bottleneck.delay ({} ms), got {} ms",
+                    2.0 * one_way_b as f64 / 1e6,
+                    rtt_ns as f64 / 1e6
+                ),
+            )
+        })?;
+        let s = topo.add_node(format!("{label}-sender"));
+        let r = topo.add_node(format!("{label}-receiver"));
+        for (from, to, delay, nm) in [
+            (s, left, access_delay, "access-up"),
+            (right, r, 0, "access-down"),
+            (r, right, 0, "access-ack-up"),
+            (left, s, access_delay, "access-ack-down"),
+        ] {
+            topo.add_link(from, to);
+            plans.push(LinkPlan {
+                name: format!("{label}-{nm}"),
+                rate_bps: access_bps,
+                delay_ns: delay,
+                queue: ample.clone(),
+                queue_path: format!("{label}.access"),
+                stats_hist: false,
+            });
+        }
+        endpoints.push((s, r));
+        Ok(())
+    };
+    let default_access = b
+        .access_rate
+        .map_or(rate.saturating_mul(ACCESS_RATE_FACTOR), |r| r.bps);
+    for (gi, g) in sc.flows.iter().enumerate() {
+        for k in 0..g.count {
+            add_hosts(
+                &mut topo,
+                &mut plans,
+                format!("tcp{}.{}", gi, k),
+                g.rtt.ns,
+                g.access_rate.map_or(default_access, |r| r.bps),
+                format!("flows[{gi}].rtt"),
+            )?;
+        }
+    }
+    for (gi, g) in sc.udp.iter().enumerate() {
+        for k in 0..g.count {
+            add_hosts(
+                &mut topo,
+                &mut plans,
+                format!("udp{}.{}", gi, k),
+                g.rtt.ns,
+                g.access_rate.map_or(default_access, |r| r.bps),
+                format!("udp[{gi}].rtt"),
+            )?;
+        }
+    }
+
+    // Links with their queue disciplines.
+    let mut links = Vec::with_capacity(plans.len());
+    for (i, p) in plans.into_iter().enumerate() {
+        let info = LinkInfo {
+            rate_bps: p.rate_bps,
+            bdp_bytes: p.rate_bps as f64 * bdp_rtt_ns as f64 / 8e9,
+            mtu_bytes,
+        };
+        let qd = qdisc::build(&p.queue, &p.queue_path, info)?;
+        let tl = &topo.links[i];
+        links.push(Link {
+            name: p.name,
+            from: tl.from,
+            to: tl.to,
+            rate_bps: p.rate_bps,
+            delay_ns: p.delay_ns,
+            qdisc: qd,
+            rng: stream(sc.seed, StreamKind::Qdisc, i as u64),
+            busy_until_ns: 0,
+            tx_pending: false,
+            arrive_pending: false,
+            line: VecDeque::new(),
+            stats: QueueStats::new(p.stats_hist),
+        });
+    }
+
+    // Routes: forward and reverse per flow.
+    let mut routes = Vec::with_capacity(2 * (n_tcp + n_udp));
+    let path_rtt = |fwd: &[u32], rev: &[u32], links: &[Link]| -> u64 {
+        fwd.iter()
+            .map(|&l| {
+                links[l as usize].delay_ns + serialisation_ns(mtu_bytes, links[l as usize].rate_bps)
+            })
+            .sum::<u64>()
+            + rev
+                .iter()
+                .map(|&l| {
+                    links[l as usize].delay_ns
+                        + serialisation_ns(TCP_IP_HEADER_BYTES, links[l as usize].rate_bps)
+                })
+                .sum::<u64>()
+    };
+    let mut flow_path_rtts = Vec::new();
+    for (i, &(s, r)) in endpoints.iter().enumerate() {
+        let group_path = if i < n_tcp {
+            format!(
+                "flows[{}]",
+                group_of(&sc.flows.iter().map(|g| g.count).collect::<Vec<_>>(), i)
+            )
+        } else {
+            format!(
+                "udp[{}]",
+                group_of(
+                    &sc.udp.iter().map(|g| g.count).collect::<Vec<_>>(),
+                    i - n_tcp
+                )
+            )
+        };
+        let fwd = topo.route(s, r).ok_or_else(|| {
+            ScenarioError::new(
+                group_path.clone(),
+                "no route from the flow's sender to its receiver",
+            )
+        })?;
+        let rev = topo.route(r, s).ok_or_else(|| {
+            ScenarioError::new(
+                group_path,
+                "no route from the flow's receiver back to its sender",
+            )
+        })?;
+        flow_path_rtts.push(path_rtt(&fwd, &rev, &links));
+        routes.push(fwd);
+        routes.push(rev);
+    }
+
+    // Endpoints.
+    let mut tcp = Vec::with_capacity(n_tcp);
+    let mut cc_names = Vec::with_capacity(n_tcp);
+    let mut fid = 0u32;
+    for (gi, g) in sc.flows.iter().enumerate() {
+        for _ in 0..g.count {
+            let path = format!("flows[{gi}].cc");
+            let cc = cc::build(&g.cc, &path)?;
+            cc_names.push(cc.name());
+            let cfg = TcpConfig {
+                mss: g.mss,
+                initial_window: g.initial_window,
+                sack: g.sack,
+                ecn: g.ecn,
+                pacing: g.pacing,
+                min_rto_ns: g.min_rto.ns,
+                delayed_ack: g.delayed_ack,
+                total_bytes: g.size.map(|s| s.bytes),
+            };
+            let receiver = TcpReceiver::new(fid, 2 * fid + 1, &cfg, DELACK_NS);
+            let sender = TcpSender::new(fid, 2 * fid, cfg, cc, flow_path_rtts[fid as usize]);
+            tcp.push(TcpFlow {
+                sender,
+                receiver,
+                group: gi as u32,
+                base_rtt_ns: g.rtt.ns,
+                start_ns: g.start.ns,
+                trace: g.trace,
+            });
+            fid += 1;
+        }
+    }
+    let mut udp = Vec::with_capacity(n_udp);
+    let mut udp_groups = Vec::with_capacity(n_udp);
+    let mut udp_base_rtt_ns = Vec::with_capacity(n_udp);
+    for (gi, g) in sc.udp.iter().enumerate() {
+        for _ in 0..g.count {
+            udp.push(UdpSource {
+                flow: fid,
+                route: 2 * fid,
+                rate_bps: g.rate.bps,
+                packet_size: g.packet_size.bytes as u32,
+                pattern: g.pattern,
+                ecn: g.ecn,
+                start_ns: g.start.ns,
+                stop_ns: g.stop.map_or(u64::MAX, |s| s.ns),
+                rng: stream(sc.seed, StreamKind::Udp, udp.len() as u64),
+                packets_sent: 0,
+                bytes_sent: 0,
+                bytes_received: 0,
+            });
+            udp_groups.push(gi as u32);
+            udp_base_rtt_ns.push(g.rtt.ns);
+            fid += 1;
+        }
+    }
+
+    let n_flows = n_tcp + n_udp;
+    let mut world = World {
+        sched: Scheduler::new(),
+        pool: PacketPool::new(),
+        links,
+        routes,
+        tcp,
+        udp,
+        udp_groups,
+        udp_base_rtt_ns,
+        counters: vec![FlowCounters::default(); n_flows],
+        out_buf: Vec::with_capacity(64),
+        drop_buf: Vec::with_capacity(8),
+        mark_buf: Vec::with_capacity(8),
+        bottleneck,
+        duration_ns: sc.duration.ns,
+        stats_interval_ns: sc.stats_interval.ns,
+        measure_start_ns: sc.measure_start.ns,
+        measure_end_ns: sc.measure_end.ns,
+        in_window: false,
+        series: Series::default(),
+        last_tick_bytes: vec![(0, 0); n_flows],
+        last_tick_queue: QueueSnapshot::default(),
+        win_start_bytes: vec![(0, 0); n_flows],
+        win_end_bytes: vec![(0, 0); n_flows],
+        win_start_queue: QueueSnapshot::default(),
+        win_end_queue: QueueSnapshot::default(),
+        seed: sc.seed,
+        cc_names,
+    };
+
+    // Initial events: measurement window first so it wins ties at the same instant.
+    world.sched.at(world.measure_start_ns, Event::MeasureStart);
+    world.sched.at(world.measure_end_ns, Event::MeasureEnd);
+    world.sched.at(world.stats_interval_ns, Event::StatsTick);
+    let mut fi = 0usize;
+    for g in &sc.flows {
+        for _ in 0..g.count {
+            world.sched.at(g.start.ns, Event::FlowStart(fi as u32));
+            if let Some(stop) = g.stop {
+                world.sched.at(stop.ns, Event::FlowStop(fi as u32));
+            }
+            fi += 1;
+        }
+    }
+    for u in 0..world.udp.len() {
+        let start = world.udp[u].start_ns;
+        world.sched.at(start, Event::UdpSend(u as u32));
+    }
+    Ok(world)
+}
+
+/// Which group a flow index falls in, given the groups' counts.
+fn group_of(counts: &[u32], mut i: usize) -> usize {
+    for (g, &c) in counts.iter().enumerate() {
+        if i < c as usize {
+            return g;
+        }
+        i -= c as usize;
+    }
+    counts.len().saturating_sub(1)
+}
+
+/// Validate by building without running.
+pub fn build_only(sc: &Scenario) -> Result<(), ScenarioError> {
+    build(sc).map(|_| ())
+}
+
+/// Build and run a scenario.
+pub fn run(sc: &Scenario, progress: Option<ProgressFn<'_>>) -> Result<RunOutput, ScenarioError> {
+    let mut world = build(sc)?;
+    let started = Instant::now();
+    world.run_until_end(progress);
+    let wall_s = started.elapsed().as_secs_f64();
+    Ok(world.results(wall_s))
+}
+
+impl World {
+    /// Run every event up to the scenario's duration.
+    pub fn run_until_end(&mut self, mut progress: Option<ProgressFn<'_>>) {
+        let end = self.duration_ns;
+        let step = (end / 100).max(1);
+        let mut next_report = step;
+        while let Some(ev) = self.sched.pop_until(end) {
+            self.dispatch(ev);
+            if let Some(p) = progress.as_mut() {
+                let now = self.sched.now();
+                if now >= next_report {
+                    p(now as f64 / end as f64);
+                    next_report = (now / step + 1) * step;
+                }
+            }
+        }
+        self.sched.advance_to(end);
+        if let Some(p) = progress.as_mut() {
+            p(1.0);
+        }
+    }
+
+    /// Events executed so far.
+    pub fn events(&self) -> u64 {
+        self.sched.executed()
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::LinkTxDone(l) => {
+                self.links[l as usize].tx_pending = false;
+                self.link_start_tx(l);
+            }
+            Event::LinkArrive(l) => self.link_arrive(l),
+            Event::TcpTimer { flow, timer } => self.tcp_timer(flow, timer),
+            Event::FlowStart(f) => {
+                let now = self.sched.now();
+                let mut io = TcpIo {
+                    now_ns: now,
+                    pool: &mut self.pool,
+                    out: &mut self.out_buf,
+                };
+                self.tcp[f as usize].sender.start(&mut io);
+                self.flush_tcp(f);
+            }
+            Event::FlowStop(f) => self.tcp[f as usize].sender.stop(),
+            Event::UdpSend(u) => self.udp_send(u),
+            Event::StatsTick => self.stats_tick(),
+            Event::MeasureStart => {
+                self.in_window = true;
+                self.win_start_bytes = self.flow_bytes();
+                self.win_start_queue = self.links[self.bottleneck as usize].stats.snapshot();
+            }
+            Event::MeasureEnd => {
+                self.in_window = false;
+                self.win_end_bytes = self.flow_bytes();
+                self.win_end_queue = self.links[self.bottleneck as usize].stats.snapshot();
+            }
+            Event::Change(_) => {}
+        }
+    }
+
+    // ----- links -----------------------------------------------------------------
+
+    fn account_qdisc_outcome(&mut self, l: u32) {
+        let link = &mut self.links[l as usize];
+        for &id in &self.mark_buf {
+            link.stats.marks += 1;
+            self.counters[self.pool.get(id).flow as usize].marked += 1;
+        }
+        self.mark_buf.clear();
+        for &id in &self.drop_buf {
+            link.stats.drops += 1;
+            self.counters[self.pool.get(id).flow as usize].dropped += 1;
+            self.pool.free(id);
+        }
+        self.drop_buf.clear();
+    }
+
+    fn link_enqueue(&mut self, l: u32, id: PacketId) {
+        let now = self.sched.now();
+        self.pool.get_mut(id).enqueue_ns = now;
+        let link = &mut self.links[l as usize];
+        link.stats.arrivals += 1;
+        let mut ctx = QdiscCtx {
+            now_ns: now,
+            pool: &mut self.pool,
+            dropped: &mut self.drop_buf,
+            marked: &mut self.mark_buf,
+            rng: &mut link.rng,
+        };
+        link.qdisc.enqueue(id, &mut ctx);
+        let idle = !link.tx_pending;
+        let busy_until = link.busy_until_ns;
+        self.account_qdisc_outcome(l);
+        if idle {
+            if now >= busy_until {
+                self.link_start_tx(l);
+            } else {
+                self.links[l as usize].tx_pending = true;
+                self.sched.at(busy_until, Event::LinkTxDone(l));
+            }
+        }
+    }
+
+    fn link_start_tx(&mut self, l: u32) {
+        let now = self.sched.now();
+        let link = &mut self.links[l as usize];
+        let mut ctx = QdiscCtx {
+            now_ns: now,
+            pool: &mut self.pool,
+            dropped: &mut self.drop_buf,
+            marked: &mut self.mark_buf,
+            rng: &mut link.rng,
+        };
+        let next = link.qdisc.dequeue(&mut ctx);
+        if !self.drop_buf.is_empty() || !self.mark_buf.is_empty() {
+            self.account_qdisc_outcome(l);
+        }
+        let in_window = self.in_window;
+        let link = &mut self.links[l as usize];
+        match next {
+            Some(id) => {
+                let p = self.pool.get(id);
+                let size = p.size_bytes;
+                link.stats.on_departure(now - p.enqueue_ns, size, in_window);
+                let tx_end = now + serialisation_ns(size, link.rate_bps);
+                link.busy_until_ns = tx_end;
+                let arrive = tx_end + link.delay_ns;
+                link.line.push_back((arrive, id));
+                if !link.arrive_pending {
+                    link.arrive_pending = true;
+                    self.sched.at(arrive, Event::LinkArrive(l));
+                }
+                if link.qdisc.len_packets() > 0 {
+                    link.tx_pending = true;
+                    self.sched.at(tx_end, Event::LinkTxDone(l));
+                }
+            }
+            None => {
+                if link.qdisc.len_packets() > 0 {
+                    if let Some(t) = link.qdisc.next_ready_ns(now) {
+                        link.tx_pending = true;
+                        self.sched.at(t.max(now), Event::LinkTxDone(l));
+                    }
+                }
+            }
+        }
+    }
+
+    fn link_arrive(&mut self, l: u32) {
+        let now = self.sched.now();
+        self.links[l as usize].arrive_pending = false;
+        while let Some(&(t, id)) = self.links[l as usize].line.front() {
+            if t > now {
+                break;
+            }
+            self.links[l as usize].line.pop_front();
+            self.deliver(id);
+        }
+        let link = &mut self.links[l as usize];
+        if let Some(&(t, _)) = link.line.front() {
+            if !link.arrive_pending {
+                link.arrive_pending = true;
+                self.sched.at(t, Event::LinkArrive(l));
+            }
+        }
+    }
+
+    /// A packet reached the far end of a link: forward it or hand it to its endpoint.
+    fn deliver(&mut self, id: PacketId) {
+        let p = self.pool.get_mut(id);
+        p.hop += 1;
+        let route = &self.routes[p.route as usize];
+        if (p.hop as usize) < route.len() {
+            let next = route[p.hop as usize];
+            self.link_enqueue(next, id);
+            return;
+        }
+        let pkt: Packet = *p;
+        self.pool.free(id);
+        self.counters[pkt.flow as usize].arrived += 1;
+        let now = self.sched.now();
+        match pkt.kind {
+            PacketKind::TcpData => {
+                let mut io = TcpIo {
+                    now_ns: now,
+                    pool: &mut self.pool,
+                    out: &mut self.out_buf,
+                };
+                self.tcp[pkt.flow as usize].receiver.on_data(&pkt, &mut io);
+                self.flush_tcp(pkt.flow);
+            }
+            PacketKind::TcpAck => {
+                let mut io = TcpIo {
+                    now_ns: now,
+                    pool: &mut self.pool,
+                    out: &mut self.out_buf,
+                };
+                self.tcp[pkt.flow as usize].sender.on_ack(&pkt, &mut io);
+                self.flush_tcp(pkt.flow);
+            }
+            PacketKind::Udp => {
+                let u = pkt.flow as usize - self.tcp.len();
+                self.udp[u].bytes_received += pkt.payload_bytes as u64;
+            }
+        }
+    }
+
+    /// Put a TCP flow's outgoing packets on their routes and schedule its timers.
+    fn flush_tcp(&mut self, f: u32) {
+        let mut out = std::mem::take(&mut self.out_buf);
+        for &id in &out {
+            self.counters[f as usize].sent += 1;
+            let route = self.pool.get(id).route;
+            let first = self.routes[route as usize][0];
+            self.link_enqueue(first, id);
+        }
+        out.clear();
+        self.out_buf = out;
+        let flow = &mut self.tcp[f as usize];
+        if let Some(t) = flow.sender.rto_timer.sync() {
+            self.sched.at(
+                t,
+                Event::TcpTimer {
+                    flow: f,
+                    timer: TcpTimerKind::Rto,
+                },
+            );
+        }
+        if let Some(t) = flow.sender.pacing_timer.sync() {
+            self.sched.at(
+                t,
+                Event::TcpTimer {
+                    flow: f,
+                    timer: TcpTimerKind::Pacing,
+                },
+            );
+        }
+        if let Some(t) = flow.receiver.delack_timer.sync() {
+            self.sched.at(
+                t,
+                Event::TcpTimer {
+                    flow: f,
+                    timer: TcpTimerKind::DelAck,
+                },
+            );
+        }
+    }
+
+    fn tcp_timer(&mut self, f: u32, kind: TcpTimerKind) {
+        let now = self.sched.now();
+        let flow = &mut self.tcp[f as usize];
+        let timer = match kind {
+            TcpTimerKind::Rto => &mut flow.sender.rto_timer,
+            TcpTimerKind::Pacing => &mut flow.sender.pacing_timer,
+            TcpTimerKind::DelAck => &mut flow.receiver.delack_timer,
+        };
+        match timer.on_event(now) {
+            TimerFire::Stale => {}
+            TimerFire::Reschedule(t) => self.sched.at(
+                t,
+                Event::TcpTimer {
+                    flow: f,
+                    timer: kind,
+                },
+            ),
+            TimerFire::Fire => {
+                let mut io = TcpIo {
+                    now_ns: now,
+                    pool: &mut self.pool,
+                    out: &mut self.out_buf,
+                };
+                match kind {
+                    TcpTimerKind::Rto => flow.sender.on_rto(&mut io),
+                    TcpTimerKind::Pacing => flow.sender.on_pacing_timer(&mut io),
+                    TcpTimerKind::DelAck => flow.receiver.on_delack_timer(&mut io),
+                }
+                self.flush_tcp(f);
+            }
+        }
+    }
+
+    fn udp_send(&mut self, u: u32) {
+        let now = self.sched.now();
+        let src = &mut self.udp[u as usize];
+        if now >= src.stop_ns {
+            return;
+        }
+        let p = Packet {
+            kind: PacketKind::Udp,
+            flow: src.flow,
+            route: src.route,
+            size_bytes: src.packet_size,
+            payload_bytes: src.packet_size,
+            ecn: if src.ecn { Ecn::Ect0 } else { Ecn::NotEct },
+            ts_val: now,
+            ..Packet::default()
+        };
+        src.packets_sent += 1;
+        src.bytes_sent += src.packet_size as u64;
+        let gap = src.next_gap_ns();
+        let flow = src.flow;
+        let route = src.route;
+        if now + gap < src.stop_ns {
+            self.sched.at(now + gap, Event::UdpSend(u));
+        }
+        let id = self.pool.alloc(p);
+        self.counters[flow as usize].sent += 1;
+        let first = self.routes[route as usize][0];
+        self.link_enqueue(first, id);
+    }
+
+    // ----- statistics ---------------------------------------------------------------
+
+    /// (bytes delivered in order to the application, bytes received) per flow.
+    fn flow_bytes(&self) -> FlowBytes {
+        let mut v: FlowBytes = self
+            .tcp
+            .iter()
+            .map(|f| {
+                (
+                    f.receiver.stats.bytes_delivered,
+                    f.receiver.stats.bytes_received,
+                )
+            })
+            .collect();
+        v.extend(
+            self.udp
+                .iter()
+                .map(|u| (u.bytes_received, u.bytes_received)),
+        );
+        v
+    }
+
+    fn stats_tick(&mut self) {
+        let now = self.sched.now();
+        let t = now as f64 / NS_PER_SEC as f64;
+        let iv_s = self.stats_interval_ns as f64 / NS_PER_SEC as f64;
+        let bytes = self.flow_bytes();
+        for (i, (&(d, r), &(d0, r0))) in bytes.iter().zip(self.last_tick_bytes.iter()).enumerate() {
+            self.series.flow_t.push(t);
+            self.series.flow_id.push(i as u32);
+            self.series
+                .flow_goodput
+                .push((d - d0) as f64 * 8.0 / iv_s / 1e6);
+            self.series
+                .flow_throughput
+                .push((r - r0) as f64 * 8.0 / iv_s / 1e6);
+        }
+        self.last_tick_bytes = bytes;
+        for (i, f) in self.tcp.iter().enumerate() {
+            if f.trace {
+                let s = &f.sender;
+                self.series.cc_t.push(t);
+                self.series.cc_id.push(i as u32);
+                self.series.cc_cwnd.push(s.tp.cwnd as f64);
+                self.series
+                    .cc_ssthresh
+                    .push(if s.tp.ssthresh >= cc::INFINITE_SSTHRESH {
+                        f64::NAN
+                    } else {
+                        s.tp.ssthresh as f64
+                    });
+                self.series.cc_srtt.push(s.srtt_ns() as f64 / 1e6);
+                self.series.cc_inflight.push(s.in_flight() as f64);
+            }
+        }
+        let link = &mut self.links[self.bottleneck as usize];
+        let snap = link.stats.snapshot();
+        let st = &mut link.stats;
+        self.series.q_t.push(t);
+        self.series.q_pkts.push(link.qdisc.len_packets() as u64);
+        self.series.q_bytes.push(link.qdisc.len_bytes());
+        self.series.q_sojourn_mean.push(if st.iv_departures > 0 {
+            st.iv_sojourn_sum_ns as f64 / st.iv_departures as f64 / 1e6
+        } else {
+            f64::NAN
+        });
+        self.series.q_sojourn_max.push(if st.iv_departures > 0 {
+            st.iv_sojourn_max_ns as f64 / 1e6
+        } else {
+            f64::NAN
+        });
+        self.series
+            .q_arrivals
+            .push(snap.arrivals - self.last_tick_queue.arrivals);
+        self.series
+            .q_drops
+            .push(snap.drops - self.last_tick_queue.drops);
+        self.series
+            .q_marks
+            .push(snap.marks - self.last_tick_queue.marks);
+        st.iv_sojourn_sum_ns = 0;
+        st.iv_sojourn_max_ns = 0;
+        st.iv_departures = 0;
+        self.last_tick_queue = snap;
+        if now + self.stats_interval_ns <= self.duration_ns {
+            self.sched
+                .at(now + self.stats_interval_ns, Event::StatsTick);
+        }
+    }
+
+    /// Packets of each flow still inside the network (queued or propagating).
+    pub fn packets_in_network(&self) -> Vec<u64> {
+        let mut v = vec![0u64; self.counters.len()];
+        for link in &self.links {
+            for id in link.qdisc.held() {
+                v[self.pool.get(id).flow as usize] += 1;
+            }
+            for &(_, id) in &link.line {
+                v[self.pool.get(id).flow as usize] += 1;
+            }
+        }
+        v
+    }
+
+    fn results(&self, wall_s: f64) -> RunOutput {
+        let window_s = (self.measure_end_ns - self.measure_start_ns) as f64 / NS_PER_SEC as f64;
+        let n_tcp = self.tcp.len();
+        let mut flows = Vec::with_capacity(self.counters.len());
+        for i in 0..self.counters.len() {
+            let (d1, r1) = self.win_end_bytes[i];
+            let (d0, r0) = self.win_start_bytes[i];
+            let goodput = (d1 - d0) as f64 * 8.0 / window_s / 1e6;
+            let throughput = (r1 - r0) as f64 * 8.0 / window_s / 1e6;
+            let c = self.counters[i];
+            flows.push(if i < n_tcp {
+                let f = &self.tcp[i];
+                FlowSummary {
+                    flow_id: i as u32,
+                    group: f.group,
+                    protocol: "tcp".into(),
+                    algorithm: self.cc_names[i].into(),
+                    base_rtt_ms: f.base_rtt_ns as f64 / 1e6,
+                    goodput_mbps: goodput,
+                    throughput_mbps: throughput,
+                    bytes_delivered: f.receiver.stats.bytes_delivered,
+                    packets_sent: f.sender.stats.packets_sent,
+                    retransmits: f.sender.stats.retransmits,
+                    timeouts: f.sender.stats.timeouts,
+                    drops: c.dropped,
+                    marks: c.marked,
+                    fct_s: f
+                        .receiver
+                        .stats
+                        .completed_ns
+                        .map(|t| (t - f.start_ns) as f64 / NS_PER_SEC as f64),
+                }
+            } else {
+                let u = &self.udp[i - n_tcp];
+                FlowSummary {
+                    flow_id: i as u32,
+                    group: self.udp_groups[i - n_tcp],
+                    protocol: "udp".into(),
+                    algorithm: match u.pattern {
+                        crate::scenario::UdpPattern::Cbr => "cbr".into(),
+                        crate::scenario::UdpPattern::Poisson => "poisson".into(),
+                    },
+                    base_rtt_ms: self.udp_base_rtt_ns[i - n_tcp] as f64 / 1e6,
+                    goodput_mbps: goodput,
+                    throughput_mbps: throughput,
+                    bytes_delivered: u.bytes_received,
+                    packets_sent: u.packets_sent,
+                    retransmits: 0,
+                    timeouts: 0,
+                    drops: c.dropped,
+                    marks: c.marked,
+                    fct_s: None,
+                }
+            });
+        }
+        let bl = &self.links[self.bottleneck as usize];
+        let q0 = self.win_start_queue;
+        let q1 = self.win_end_queue;
+        let arrivals = q1.arrivals - q0.arrivals;
+        let drops = q1.drops - q0.drops;
+        let marks = q1.marks - q0.marks;
+        let utilisation =
+            (q1.bytes_departed - q0.bytes_departed) as f64 * 8.0 / (bl.rate_bps as f64 * window_s);
+        let hist = bl
+            .stats
+            .hist
+            .as_ref()
+            .expect("bottleneck keeps a histogram");
+        let pct = |q: f64| {
+            if hist.is_empty() {
+                f64::NAN
+            } else {
+                hist.value_at_quantile(q) as f64 / 1e6
+            }
+        };
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let bottleneck = QueueSummary {
+            name: bl.name.clone(),
+            discipline: bl.qdisc.kind().into(),
+            arrivals,
+            departures: q1.departures - q0.departures,
+            drops,
+            marks,
+            drop_probability: ratio(drops, arrivals),
+            mark_probability: ratio(marks, arrivals),
+            sojourn_mean_ms: if bl.stats.win_departures == 0 {
+                f64::NAN
+            } else {
+                bl.stats.win_sojourn_sum_ns as f64 / bl.stats.win_departures as f64 / 1e6
+            },
+            sojourn_p50_ms: pct(0.5),
+            sojourn_p90_ms: pct(0.9),
+            sojourn_p99_ms: pct(0.99),
+            utilisation,
+        };
+        let tcp_goodputs: Vec<f64> = flows
+            .iter()
+            .filter(|f| f.protocol == "tcp")
+            .map(|f| f.goodput_mbps)
+            .collect();
+        let jain = if tcp_goodputs.is_empty() {
+            jain_index(&flows.iter().map(|f| f.goodput_mbps).collect::<Vec<_>>())
+        } else {
+            jain_index(&tcp_goodputs)
+        };
+        let summary = Summary {
+            ccsim_version: crate::VERSION.into(),
+            seed: self.seed,
+            duration_s: self.duration_ns as f64 / NS_PER_SEC as f64,
+            measure_start_s: self.measure_start_ns as f64 / NS_PER_SEC as f64,
+            measure_end_s: self.measure_end_ns as f64 / NS_PER_SEC as f64,
+            utilisation,
+            jain_index: jain,
+            events: self.sched.executed(),
+            bottleneck_packets: bl.stats.departures,
+            wall_s,
+            flows,
+            bottleneck,
+        };
+        let tables = self.tables(&summary, hist);
+        RunOutput { summary, tables }
+    }
+
+    fn tables(&self, summary: &Summary, hist: &hdrhistogram::Histogram<u64>) -> Vec<Table> {
+        let s = &self.series;
+        let flow_series = Table::new("flow_series")
+            .with("time_s", Column::F64(s.flow_t.clone()))
+            .with("flow_id", Column::U32(s.flow_id.clone()))
+            .with("goodput_mbps", Column::F64(s.flow_goodput.clone()))
+            .with("throughput_mbps", Column::F64(s.flow_throughput.clone()));
+        let cc_trace = Table::new("cc_trace")
+            .with("time_s", Column::F64(s.cc_t.clone()))
+            .with("flow_id", Column::U32(s.cc_id.clone()))
+            .with("cwnd_pkts", Column::F64(s.cc_cwnd.clone()))
+            .with("ssthresh_pkts", Column::F64(s.cc_ssthresh.clone()))
+            .with("srtt_ms", Column::F64(s.cc_srtt.clone()))
+            .with("inflight_pkts", Column::F64(s.cc_inflight.clone()));
+        let n = s.q_t.len();
+        let queue_series = Table::new("queue_series")
+            .with("time_s", Column::F64(s.q_t.clone()))
+            .with("queue", Column::Str(vec!["bottleneck".to_string(); n]))
+            .with("qlen_pkts", Column::U64(s.q_pkts.clone()))
+            .with("qlen_bytes", Column::U64(s.q_bytes.clone()))
+            .with("sojourn_mean_ms", Column::F64(s.q_sojourn_mean.clone()))
+            .with("sojourn_max_ms", Column::F64(s.q_sojourn_max.clone()))
+            .with("arrivals", Column::U64(s.q_arrivals.clone()))
+            .with("drops", Column::U64(s.q_drops.clone()))
+            .with("marks", Column::U64(s.q_marks.clone()));
+        let (mut cdf_x, mut cdf_y) = (Vec::new(), Vec::new());
+        let total = hist.len();
+        if total > 0 {
+            let mut cum = 0u64;
+            for v in hist.iter_recorded() {
+                cum += v.count_at_value();
+                cdf_x.push(hist.highest_equivalent(v.value_iterated_to()) as f64 / 1e6);
+                cdf_y.push(cum as f64 / total as f64);
+            }
+        }
+        let sojourn_cdf = Table::new("sojourn_cdf")
+            .with(
+                "queue",
+                Column::Str(vec!["bottleneck".to_string(); cdf_x.len()]),
+            )
+            .with("sojourn_ms", Column::F64(cdf_x))
+            .with("cdf", Column::F64(cdf_y));
+        let f = &summary.flows;
+        let flows = Table::new("flows")
+            .with(
+                "flow_id",
+                Column::U32(f.iter().map(|x| x.flow_id).collect()),
+            )
+            .with("group", Column::U32(f.iter().map(|x| x.group).collect()))
+            .with(
+                "protocol",
+                Column::Str(f.iter().map(|x| x.protocol.clone()).collect()),
+            )
+            .with(
+                "algorithm",
+                Column::Str(f.iter().map(|x| x.algorithm.clone()).collect()),
+            )
+            .with(
+                "base_rtt_ms",
+                Column::F64(f.iter().map(|x| x.base_rtt_ms).collect()),
+            )
+            .with(
+                "goodput_mbps",
+                Column::F64(f.iter().map(|x| x.goodput_mbps).collect()),
+            )
+            .with(
+                "throughput_mbps",
+                Column::F64(f.iter().map(|x| x.throughput_mbps).collect()),
+            )
+            .with(
+                "bytes_delivered",
+                Column::U64(f.iter().map(|x| x.bytes_delivered).collect()),
+            )
+            .with(
+                "packets_sent",
+                Column::U64(f.iter().map(|x| x.packets_sent).collect()),
+            )
+            .with(
+                "retransmits",
+                Column::U64(f.iter().map(|x| x.retransmits).collect()),
+            )
+            .with(
+                "timeouts",
+                Column::U64(f.iter().map(|x| x.timeouts).collect()),
+            )
+            .with("drops", Column::U64(f.iter().map(|x| x.drops).collect()))
+            .with("marks", Column::U64(f.iter().map(|x| x.marks).collect()))
+            .with(
+                "fct_s",
+                Column::F64(f.iter().map(|x| x.fct_s.unwrap_or(f64::NAN)).collect()),
+            );
+        // Conservation accounting: sent = arrived + dropped + in_network, per flow and queue.
+        let in_net = self.packets_in_network();
+        let c = &self.counters;
+        let conservation = Table::new("flow_packets")
+            .with("flow_id", Column::U32((0..c.len() as u32).collect()))
+            .with("sent", Column::U64(c.iter().map(|x| x.sent).collect()))
+            .with(
+                "arrived",
+                Column::U64(c.iter().map(|x| x.arrived).collect()),
+            )
+            .with(
+                "dropped",
+                Column::U64(c.iter().map(|x| x.dropped).collect()),
+            )
+            .with("in_network", Column::U64(in_net));
+        let l = &self.links;
+        let queues = Table::new("queues")
+            .with(
+                "queue",
+                Column::Str(l.iter().map(|x| x.name.clone()).collect()),
+            )
+            .with(
+                "discipline",
+                Column::Str(l.iter().map(|x| x.qdisc.kind().to_string()).collect()),
+            )
+            .with(
+                "arrivals",
+                Column::U64(l.iter().map(|x| x.stats.arrivals).collect()),
+            )
+            .with(
+                "departures",
+                Column::U64(l.iter().map(|x| x.stats.departures).collect()),
+            )
+            .with(
+                "drops",
+                Column::U64(l.iter().map(|x| x.stats.drops).collect()),
+            )
+            .with(
+                "marks",
+                Column::U64(l.iter().map(|x| x.stats.marks).collect()),
+            )
+            .with(
+                "queued",
+                Column::U64(l.iter().map(|x| x.qdisc.len_packets() as u64).collect()),
+            );
+        vec![
+            flow_series,
+            cc_trace,
+            queue_series,
+            sojourn_cdf,
+            flows,
+            conservation,
+            queues,
+        ]
+    }
+}
+
+// Keep the DropTail limit type reachable for tests that inspect resolved limits.
+pub use droptail::Limit as DropTailLimit;

@@ -1,0 +1,392 @@
+//! The TCP receiver: cumulative ACKs, SACK blocks, delayed ACKs, the ECN echo.
+//!
+//! References:
+//! - Delayed ACKs as Linux `__tcp_ack_snd_check()` (`net/ipv4/tcp_input.c`): ACK at once
+//!   when more than one full segment is unacknowledged (every second segment), in
+//!   quick-ACK mode (the first 16 segments of a connection, `TCP_MAX_QUICKACKS`), while
+//!   the out-of-order queue is non-empty, or for a duplicate segment (which also re-enters
+//!   quick-ACK mode); otherwise arm the delayed-ACK timer (40 ms, `TCP_DELACK_MIN`).
+//! - SACK blocks per RFC 2018 §4: the first block holds the most recently received
+//!   segment, the others repeat the most recently reported blocks; at most 3 blocks with
+//!   the timestamp option.
+//! - Timestamps per RFC 7323 §4.3: `TS.Recent` is updated only by a segment that starts at
+//!   or before the last ACK sent, so a delayed ACK echoes the earlier segment.
+//! - ECN per RFC 3168 §6.1.3: after a CE segment every ACK carries ECE until a segment
+//!   with CWR arrives; the first CE forces quick ACKs for two segments (Linux
+//!   `__tcp_ecn_check_ce`).
+//!
+//! Departures: Linux adapts the delayed-ACK timeout (`ato`) between 40 ms and 200 ms from
+//! inter-arrival times; ccsim uses a fixed timeout (40 ms by default). No D-SACK.
+
+use super::{TcpIo, Timer};
+use crate::net::packet::{
+    tcp_flags, Ecn, Packet, PacketKind, MAX_SACK_BLOCKS, TCP_IP_HEADER_BYTES,
+};
+
+/// Linux `TCP_MAX_QUICKACKS`.
+pub const MAX_QUICKACKS: u32 = 16;
+/// Linux `TCP_DELACK_MIN` (HZ/25).
+pub const DELACK_NS: u64 = 40_000_000;
+
+/// Receiver-side counters.
+#[derive(Debug, Clone, Default)]
+pub struct ReceiverStats {
+    /// Payload bytes that arrived, duplicates included.
+    pub bytes_received: u64,
+    /// Payload bytes handed to the application in order (each byte once).
+    pub bytes_delivered: u64,
+    pub segments_received: u64,
+    pub duplicate_segments: u64,
+    pub acks_sent: u64,
+    /// When the last byte of a finite transfer was delivered.
+    pub completed_ns: Option<u64>,
+}
+
+/// An out-of-order range of segments `[start, end)` and when it last grew.
+#[derive(Debug, Clone, Copy)]
+struct OooRange {
+    start: u64,
+    end: u64,
+    touched: u64,
+}
+
+/// The receiving end of one TCP flow.
+#[derive(Debug, Clone)]
+pub struct TcpReceiver {
+    flow: u32,
+    route: u32,
+    sack: bool,
+    delayed_ack: bool,
+    delack_ns: u64,
+    mss: u32,
+    total_bytes: Option<u64>,
+    rcv_nxt: u64,
+    /// Linux `rcv_wup`: `rcv_nxt` when the last ACK was sent.
+    last_ack_sent: u64,
+    ooo: Vec<OooRange>,
+    touch_counter: u64,
+    ts_recent: u64,
+    quick_acks: u32,
+    got_first_segment: bool,
+    /// RFC 3168 ECE latch (Linux `TCP_ECN_DEMAND_CWR`).
+    ece_latch: bool,
+    pub delack_timer: Timer,
+    pub stats: ReceiverStats,
+}
+
+impl TcpReceiver {
+    pub fn new(flow: u32, route: u32, cfg: &super::TcpConfig, delack_ns: u64) -> Self {
+        TcpReceiver {
+            flow,
+            route,
+            sack: cfg.sack,
+            delayed_ack: cfg.delayed_ack,
+            delack_ns,
+            mss: cfg.mss,
+            total_bytes: cfg.total_bytes,
+            rcv_nxt: 0,
+            last_ack_sent: 0,
+            ooo: Vec::new(),
+            touch_counter: 0,
+            ts_recent: 0,
+            quick_acks: 0,
+            got_first_segment: false,
+            ece_latch: false,
+            delack_timer: Timer::default(),
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// Next segment expected.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    fn deliver(&mut self, from_seg: u64, to_seg: u64, now_ns: u64) {
+        let mss = self.mss as u64;
+        let mut bytes = (to_seg - from_seg) * mss;
+        if let Some(total) = self.total_bytes {
+            let end = (to_seg * mss).min(total);
+            bytes = end.saturating_sub(from_seg * mss);
+            if end >= total && self.stats.completed_ns.is_none() {
+                self.stats.completed_ns = Some(now_ns);
+            }
+        }
+        self.stats.bytes_delivered += bytes;
+    }
+
+    /// Insert segment `seg` (> rcv_nxt) into the out-of-order ranges. Returns false for a
+    /// duplicate.
+    fn insert_ooo(&mut self, seg: u64) -> bool {
+        self.touch_counter += 1;
+        let touched = self.touch_counter;
+        let pos = self.ooo.partition_point(|r| r.end < seg);
+        if pos < self.ooo.len() {
+            let r = &mut self.ooo[pos];
+            if r.start <= seg && seg < r.end {
+                return false;
+            }
+            if r.end == seg {
+                r.end += 1;
+                r.touched = touched;
+                // Merge with the next range if now adjacent.
+                if pos + 1 < self.ooo.len() && self.ooo[pos + 1].start == self.ooo[pos].end {
+                    self.ooo[pos].end = self.ooo[pos + 1].end;
+                    self.ooo.remove(pos + 1);
+                }
+                return true;
+            }
+            if seg + 1 == r.start {
+                r.start = seg;
+                r.touched = touched;
+                return true;
+            }
+        }
+        self.ooo.insert(
+            pos,
+            OooRange {
+                start: seg,
+                end: seg + 1,
+                touched,
+            },
+        );
+        true
+    }
+
+    /// Handle an arriving data segment; may emit an ACK into `io.out`.
+    pub fn on_data(&mut self, pkt: &Packet, io: &mut TcpIo<'_>) {
+        let now = io.now_ns;
+        let seg = pkt.seq;
+        self.stats.segments_received += 1;
+        self.stats.bytes_received += pkt.payload_bytes as u64;
+        if pkt.tcp_flags & tcp_flags::CWR != 0 {
+            self.ece_latch = false;
+        }
+        if !self.got_first_segment {
+            // Linux tcp_event_data_recv(): the first data segment starts quick-ACK mode.
+            self.got_first_segment = true;
+            self.quick_acks = MAX_QUICKACKS;
+        }
+        let mut ack_now = false;
+        let had_ooo = !self.ooo.is_empty();
+        if seg == self.rcv_nxt {
+            if seg <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
+                self.ts_recent = pkt.ts_val;
+            }
+            let mut next = seg + 1;
+            if let Some(first) = self.ooo.first() {
+                if first.start == next {
+                    next = first.end;
+                    self.ooo.remove(0);
+                }
+            }
+            self.deliver(seg, next, now);
+            self.rcv_nxt = next;
+            // RFC 5681 §4.2: ACK at once when a segment fills (part of) a gap.
+            ack_now |= had_ooo;
+        } else if seg < self.rcv_nxt {
+            // A retransmission of delivered data: ACK at once, and Linux re-enters
+            // quick-ACK mode (tcp_data_queue(), out_of_window).
+            self.stats.duplicate_segments += 1;
+            self.quick_acks = MAX_QUICKACKS;
+            ack_now = true;
+        } else {
+            if !self.insert_ooo(seg) {
+                self.stats.duplicate_segments += 1;
+            }
+            ack_now = true;
+        }
+        if pkt.ecn == Ecn::Ce && !self.ece_latch {
+            self.ece_latch = true;
+            self.quick_acks = self.quick_acks.max(2);
+        }
+        let unacked_segments = self.rcv_nxt - self.last_ack_sent;
+        if ack_now
+            || !self.delayed_ack
+            || self.quick_acks > 0
+            || unacked_segments >= 2
+            || !self.ooo.is_empty()
+        {
+            self.send_ack(io);
+        } else if !self.delack_timer.is_armed() {
+            self.delack_timer.arm(now + self.delack_ns);
+        }
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack_timer(&mut self, io: &mut TcpIo<'_>) {
+        if self.rcv_nxt > self.last_ack_sent {
+            self.send_ack(io);
+        }
+    }
+
+    fn send_ack(&mut self, io: &mut TcpIo<'_>) {
+        let mut p = Packet {
+            kind: PacketKind::TcpAck,
+            flow: self.flow,
+            route: self.route,
+            seq: self.rcv_nxt,
+            ts_val: io.now_ns,
+            ts_ecr: self.ts_recent,
+            ..Packet::default()
+        };
+        if self.ece_latch {
+            p.tcp_flags |= tcp_flags::ECE;
+        }
+        if self.sack && !self.ooo.is_empty() {
+            // Most recently changed ranges first (RFC 2018 §4).
+            let mut order: [usize; MAX_SACK_BLOCKS] = [usize::MAX; MAX_SACK_BLOCKS];
+            let mut n = 0usize;
+            for (i, r) in self.ooo.iter().enumerate() {
+                // Insertion into a small top-k list by `touched`, descending.
+                let mut j = n.min(MAX_SACK_BLOCKS);
+                if j == MAX_SACK_BLOCKS && self.ooo[order[j - 1]].touched >= r.touched {
+                    continue;
+                }
+                if j == MAX_SACK_BLOCKS {
+                    j -= 1;
+                }
+                while j > 0 && self.ooo[order[j - 1]].touched < r.touched {
+                    if j < MAX_SACK_BLOCKS {
+                        order[j] = order[j - 1];
+                    }
+                    j -= 1;
+                }
+                order[j] = i;
+                n = (n + 1).min(MAX_SACK_BLOCKS);
+            }
+            for (k, &idx) in order.iter().take(n).enumerate() {
+                let r = self.ooo[idx];
+                p.sack[k] = (r.start, r.end);
+            }
+            p.n_sack = n as u8;
+        }
+        p.size_bytes = TCP_IP_HEADER_BYTES
+            + if p.n_sack > 0 {
+                4 + 8 * p.n_sack as u32
+            } else {
+                0
+            };
+        let id = io.pool.alloc(p);
+        io.out.push(id);
+        self.last_ack_sent = self.rcv_nxt;
+        self.quick_acks = self.quick_acks.saturating_sub(1);
+        self.delack_timer.cancel();
+        self.stats.acks_sent += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::PacketPool;
+    use crate::tcp::TcpConfig;
+
+    fn cfg(sack: bool, delayed_ack: bool) -> TcpConfig {
+        TcpConfig {
+            mss: 1000,
+            initial_window: 10,
+            sack,
+            ecn: true,
+            pacing: false,
+            min_rto_ns: 200_000_000,
+            delayed_ack,
+            total_bytes: None,
+        }
+    }
+
+    fn data(seq: u64) -> Packet {
+        Packet {
+            kind: PacketKind::TcpData,
+            seq,
+            payload_bytes: 1000,
+            size_bytes: 1052,
+            ..Packet::default()
+        }
+    }
+
+    /// Feed segments, return the ACKs (cum ack, sack blocks, ece) emitted after each.
+    fn feed(rx: &mut TcpReceiver, segs: &[Packet]) -> Vec<Vec<(u64, Vec<(u64, u64)>, bool)>> {
+        let mut pool = PacketPool::new();
+        let mut res = vec![];
+        for (i, s) in segs.iter().enumerate() {
+            let mut out = vec![];
+            let mut io = TcpIo {
+                now_ns: i as u64 * 1000,
+                pool: &mut pool,
+                out: &mut out,
+            };
+            rx.on_data(s, &mut io);
+            res.push(
+                out.iter()
+                    .map(|&id| {
+                        let p = pool.get(id);
+                        (
+                            p.seq,
+                            p.sack[..p.n_sack as usize].to_vec(),
+                            p.tcp_flags & tcp_flags::ECE != 0,
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        res
+    }
+
+    #[test]
+    fn delayed_acks_ack_every_second_segment_after_quickack_phase() {
+        let mut rx = TcpReceiver::new(0, 1, &cfg(true, true), DELACK_NS);
+        let segs: Vec<Packet> = (0..24).map(data).collect();
+        let acks = feed(&mut rx, &segs);
+        // The first 16 segments are each ACKed (quick-ACK mode) ...
+        for a in &acks[..16] {
+            assert_eq!(a.len(), 1);
+        }
+        // ... then every second one.
+        let later: Vec<usize> = acks[16..].iter().map(|a| a.len()).collect();
+        assert_eq!(later, vec![0, 1, 0, 1, 0, 1, 0, 1]);
+        assert!(rx.delack_timer.is_armed() || rx.rcv_nxt() == rx.last_ack_sent);
+    }
+
+    #[test]
+    fn sack_blocks_most_recent_first() {
+        let mut rx = TcpReceiver::new(0, 1, &cfg(true, false), DELACK_NS);
+        // 0 arrives, 1 lost, 2 and 3 arrive, 4 lost, 5 arrives, 6 lost, 7 arrives.
+        let acks = feed(&mut rx, &[data(0), data(2), data(3), data(5), data(7)]);
+        assert_eq!(acks[1][0].0, 1);
+        assert_eq!(acks[1][0].1, vec![(2, 3)]);
+        assert_eq!(acks[2][0].1, vec![(2, 4)]);
+        assert_eq!(acks[3][0].1, vec![(5, 6), (2, 4)]);
+        assert_eq!(acks[4][0].1, vec![(7, 8), (5, 6), (2, 4)]);
+        // Filling hole 1 delivers 1..4 and leaves blocks 5 and 7.
+        let acks = feed(&mut rx, &[data(1)]);
+        assert_eq!(acks[0][0].0, 4);
+        assert_eq!(acks[0][0].1, vec![(7, 8), (5, 6)]);
+        assert_eq!(rx.stats.bytes_delivered, 4000);
+    }
+
+    #[test]
+    fn ece_latches_until_cwr() {
+        let mut rx = TcpReceiver::new(0, 1, &cfg(true, false), DELACK_NS);
+        let mut ce = data(1);
+        ce.ecn = Ecn::Ce;
+        let mut cwr = data(3);
+        cwr.tcp_flags = tcp_flags::CWR;
+        let acks = feed(&mut rx, &[data(0), ce, data(2), cwr, data(4)]);
+        let ece: Vec<bool> = acks.iter().map(|a| a[0].2).collect();
+        assert_eq!(ece, vec![false, true, true, false, false]);
+    }
+
+    #[test]
+    fn finite_transfer_counts_short_last_segment_once() {
+        let mut c = cfg(true, false);
+        c.total_bytes = Some(2500);
+        let mut rx = TcpReceiver::new(0, 1, &c, DELACK_NS);
+        let mut last = data(2);
+        last.payload_bytes = 500;
+        feed(&mut rx, &[data(0), last, data(1), data(1)]);
+        assert_eq!(rx.stats.bytes_delivered, 2500);
+        assert_eq!(rx.stats.duplicate_segments, 1);
+        assert!(rx.stats.completed_ns.is_some());
+    }
+}

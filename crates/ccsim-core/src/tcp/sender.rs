@@ -1,0 +1,914 @@
+//! The TCP sender: Linux's loss recovery state machine around a pluggable congestion
+//! controller.
+//!
+//! References (Linux `net/ipv4/tcp_input.c` unless noted):
+//! - ACK processing order of `tcp_ack()`: SACK tagging (`tcp_sacktag_write_queue`), then
+//!   the cumulative ACK (`tcp_clean_rtx_queue`, which calls the CC's `pkts_acked`), then
+//!   `in_ack_event`, then the state machine (`tcp_fastretrans_alert`), then
+//!   `tcp_cong_control` (PRR during CWR/Recovery, `cong_avoid` otherwise), then
+//!   transmission (`tcp_xmit_recovery`).
+//! - Scoreboard: SACKED/LOST/RETRANS tags per segment and `in_flight = packets_out -
+//!   (sacked_out + lost_out) + retrans_out` (`tcp_packets_in_flight`), i.e. RFC 6675's pipe.
+//! - Loss marking with SACK per `tcp_update_scoreboard()`/`tcp_mark_head_lost()`: a hole
+//!   is lost once `reordering` (3) SACKed segments lie above it — RFC 6675 §4 `IsLost`
+//!   with DupThresh 3. Recovery starts when `sacked_out + 1 > reordering` or a segment is
+//!   marked lost (`tcp_time_to_recover`), i.e. on the third duplicate ACK.
+//! - Without SACK: Linux's Reno emulation (`tcp_add_reno_sack`, `tcp_newreno_mark_lost`):
+//!   duplicate ACKs count as SACKed packets, the head is marked lost on the third and on
+//!   every partial ACK (RFC 6582 NewReno), and Recovery is held until an ACK beyond the
+//!   recovery point.
+//! - Window reduction through PRR (RFC 6937, `tcp_cwnd_reduction()`), for both loss
+//!   Recovery and ECN CWR; `cwnd = ssthresh` when the reduction ends
+//!   (`tcp_end_cwnd_reduction`).
+//! - ECN sender per RFC 3168 §6.1.2 as Linux: an ECE ACK enters CWR from Open/Disorder
+//!   only (`tcp_enter_cwr`), so at most one reduction per window; CWR is set on the next
+//!   new data segment; new data is ECT(0), retransmissions and ACKs Not-ECT.
+//! - RTO per `tcp_retransmit_timer()`/`tcp_enter_loss()`: ssthresh from the CC (once per
+//!   loss episode), cwnd = 1, every un-SACKed segment marked lost, RTO doubled up to
+//!   120 s; retransmitting the head re-arms the timer.
+//! - RTT samples (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`): from the oldest newly
+//!   ACKed never-retransmitted segment (Karn), else a SACKed one, else the timestamp echo;
+//!   the CC gets the newest such segment's RTT.
+//! - `tcp_is_cwnd_limited()` and `tcp_cwnd_validate()` gate window growth.
+//! - Pacing (optional, off by default) at `cwnd x mss / srtt` times 200% in slow start
+//!   (cwnd < ssthresh/2) and 120% otherwise (`tcp_update_pacing_rate`).
+//!
+//! Departures from Linux (defaults of a current kernel), each a candidate option:
+//! RACK-TLP loss detection (`tcp_recovery=1`) and tail loss probes are not modelled, so a
+//! lost retransmission is recovered by the RTO, as with `tcp_recovery=0`; no F-RTO, no
+//! D-SACK/timestamp undo of spurious reductions; no slow-start restart after idle; the
+//! minimum RTT is the all-time minimum rather than a 5-minute windowed one.
+
+use std::collections::VecDeque;
+
+use super::rtt::{RttEstimator, RTO_MAX_NS};
+use super::{TcpConfig, TcpIo, Timer};
+use crate::cc::{
+    AckFlags, AckSample, CaEvent, CaState, Cc, CcState, CongestionControl, ReductionCause,
+    INFINITE_SSTHRESH,
+};
+use crate::net::packet::{tcp_flags, Ecn, Packet, PacketKind, TCP_IP_HEADER_BYTES};
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+const RETRANS: u8 = 4;
+const EVER_RETRANS: u8 = 8;
+
+/// Linux default `tcp_reordering`.
+const REORDERING: u32 = 3;
+
+/// Per-segment scoreboard entry.
+#[derive(Debug, Clone, Copy)]
+struct SegMeta {
+    flags: u8,
+    sent_ns: u64,
+}
+
+/// Sender-side counters.
+#[derive(Debug, Clone, Default)]
+pub struct SenderStats {
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub ecn_reductions: u64,
+}
+
+/// The sending end of one TCP flow.
+#[derive(Debug, Clone)]
+pub struct TcpSender {
+    pub cfg: TcpConfig,
+    pub cc: Cc,
+    pub tp: CcState,
+    flow: u32,
+    route: u32,
+    started: bool,
+    app_stopped: bool,
+    total_segs: Option<u64>,
+    high_seq: u64,
+    sb: VecDeque<SegMeta>,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    lost_hint_seg: u64,
+    lost_hint_cnt: u32,
+    retrans_hint: u64,
+    prr_delivered: u32,
+    prr_out: u32,
+    rtt: RttEstimator,
+    pub rto_timer: Timer,
+    pub pacing_timer: Timer,
+    rto_ns: u64,
+    rto_retransmits: u32,
+    ecn_queue_cwr: bool,
+    max_packets_out: u32,
+    cwnd_usage_seq: u64,
+    sack_cache: [(u64, u64); 3],
+    next_send_ns: u64,
+    newly_lost: u32,
+    pub stats: SenderStats,
+}
+
+/// Flags of one ACK (subset of Linux `FLAG_*`).
+#[derive(Debug, Clone, Copy, Default)]
+struct AckInfo {
+    snd_una_advanced: bool,
+    data_sacked: bool,
+    ece: bool,
+    num_dupack: u32,
+}
+
+impl TcpSender {
+    pub fn new(flow: u32, route: u32, cfg: TcpConfig, cc: Cc, base_rtt_ns: u64) -> Self {
+        let mut rtt = RttEstimator::new(cfg.min_rto_ns);
+        // The SYN/SYN-ACK exchange seeds the estimator (Linux tcp_synack_rtt_meas()).
+        rtt.sample(base_rtt_ns, 0, 0);
+        let tp = CcState {
+            cwnd: cfg.initial_window,
+            ssthresh: INFINITE_SSTHRESH,
+            cwnd_cnt: 0,
+            cwnd_clamp: u32::MAX / 2,
+            prior_cwnd: cfg.initial_window,
+            mss: cfg.mss,
+            ca_state: CaState::Open,
+            is_cwnd_limited: false,
+            now_ns: 0,
+            srtt_ns: rtt.srtt_ns(),
+            min_rtt_ns: rtt.min_rtt_ns(),
+            snd_nxt: 0,
+            snd_una: 0,
+            packets_out: 0,
+            in_flight: 0,
+            delivered: 0,
+            delivered_ce: 0,
+            ecn_ok: cfg.ecn,
+        };
+        let rto_ns = rtt.rto_ns();
+        TcpSender {
+            total_segs: cfg.total_segments(),
+            cfg,
+            cc,
+            tp,
+            flow,
+            route,
+            started: false,
+            app_stopped: false,
+            high_seq: 0,
+            sb: VecDeque::new(),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            lost_hint_seg: 0,
+            lost_hint_cnt: 0,
+            retrans_hint: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            rtt,
+            rto_timer: Timer::default(),
+            pacing_timer: Timer::default(),
+            rto_ns,
+            rto_retransmits: 0,
+            ecn_queue_cwr: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            sack_cache: [(0, 0); 3],
+            next_send_ns: 0,
+            newly_lost: 0,
+            stats: SenderStats::default(),
+        }
+    }
+
+    // ----- accessors -------------------------------------------------------------
+
+    #[inline]
+    fn packets_out(&self) -> u32 {
+        (self.tp.snd_nxt - self.tp.snd_una) as u32
+    }
+
+    /// Linux `tcp_packets_in_flight()` (RFC 6675 pipe).
+    #[inline]
+    pub fn in_flight(&self) -> u32 {
+        self.packets_out() + self.retrans_out - (self.sacked_out + self.lost_out)
+    }
+
+    pub fn ca_state(&self) -> CaState {
+        self.tp.ca_state
+    }
+
+    pub fn srtt_ns(&self) -> u64 {
+        self.rtt.srtt_ns()
+    }
+
+    /// Current RTO including backoff.
+    pub fn rto_ns(&self) -> u64 {
+        self.rto_ns
+    }
+
+    /// A finite transfer whose every byte is acknowledged.
+    pub fn is_complete(&self) -> bool {
+        matches!(self.total_segs, Some(t) if self.tp.snd_una >= t)
+    }
+
+    fn has_new_data(&self) -> bool {
+        self.started && !self.app_stopped && self.total_segs.is_none_or(|t| self.tp.snd_nxt < t)
+    }
+
+    #[inline]
+    fn meta(&mut self, seg: u64) -> &mut SegMeta {
+        let i = (seg - self.tp.snd_una) as usize;
+        &mut self.sb[i]
+    }
+
+    fn refresh_tp(&mut self, now_ns: u64) {
+        self.tp.now_ns = now_ns;
+        self.tp.packets_out = self.packets_out();
+        self.tp.in_flight = self.in_flight();
+        self.tp.srtt_ns = self.rtt.srtt_ns();
+        self.tp.min_rtt_ns = self.rtt.min_rtt_ns();
+    }
+
+    fn set_state(&mut self, s: CaState) {
+        if self.tp.ca_state != s {
+            self.cc.set_state(&mut self.tp, s);
+            self.tp.ca_state = s;
+        }
+    }
+
+    // ----- application -----------------------------------------------------------
+
+    /// The application starts: send the initial window.
+    pub fn start(&mut self, io: &mut TcpIo<'_>) {
+        self.started = true;
+        self.refresh_tp(io.now_ns);
+        self.cc.init(&mut self.tp);
+        self.try_send(io);
+    }
+
+    /// The application stops writing: no new data after this (outstanding data completes).
+    pub fn stop(&mut self) {
+        self.app_stopped = true;
+    }
+
+    // ----- transmission ----------------------------------------------------------
+
+    fn transmit(&mut self, seg: u64, is_retrans: bool, io: &mut TcpIo<'_>) {
+        let now = io.now_ns;
+        let payload = self.cfg.payload_of(seg);
+        let mut p = Packet {
+            kind: PacketKind::TcpData,
+            flow: self.flow,
+            route: self.route,
+            seq: seg,
+            payload_bytes: payload,
+            size_bytes: payload + TCP_IP_HEADER_BYTES,
+            ts_val: now,
+            ..Packet::default()
+        };
+        if self.tp.ecn_ok && (!is_retrans || self.cc.needs_accurate_ecn()) {
+            p.ecn = Ecn::Ect0;
+            if self.ecn_queue_cwr && !is_retrans {
+                self.ecn_queue_cwr = false;
+                p.tcp_flags |= tcp_flags::CWR;
+            }
+        }
+        let size = p.size_bytes as u64;
+        io.out.push(io.pool.alloc(p));
+        if matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.prr_out += 1;
+        }
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += size;
+        if self.cfg.pacing {
+            self.next_send_ns = now.max(self.next_send_ns) + self.pacing_gap_ns(size);
+        }
+    }
+
+    /// Inter-packet gap at Linux's pacing rate.
+    fn pacing_gap_ns(&self, bytes: u64) -> u64 {
+        let srtt = self.rtt.srtt_ns().max(1);
+        let ratio_pct: u64 = if self.tp.cwnd < self.tp.ssthresh / 2 {
+            200
+        } else {
+            120
+        };
+        let window = self.tp.cwnd.max(self.packets_out()) as u64
+            * (self.cfg.mss + TCP_IP_HEADER_BYTES) as u64;
+        // gap = bytes / rate, rate = ratio * window / srtt.
+        (bytes as u128 * srtt as u128 * 100 / (ratio_pct as u128 * window.max(1) as u128)) as u64
+    }
+
+    /// Next segment to retransmit: the lowest LOST, not yet retransmitted segment.
+    fn next_retransmit(&mut self) -> Option<u64> {
+        if self.lost_out <= self.retrans_out {
+            return None;
+        }
+        let mut seg = self.retrans_hint.max(self.tp.snd_una);
+        while seg < self.tp.snd_nxt {
+            let f = self.meta(seg).flags;
+            if f & LOST != 0 && f & RETRANS == 0 && f & SACKED == 0 {
+                self.retrans_hint = seg;
+                return Some(seg);
+            }
+            seg += 1;
+        }
+        self.retrans_hint = seg;
+        None
+    }
+
+    /// Send what cwnd (and pacing) allow: lost segments first, then new data
+    /// (`tcp_xmit_retransmit_queue` then `tcp_write_xmit`).
+    fn try_send(&mut self, io: &mut TcpIo<'_>) {
+        if !self.started {
+            return;
+        }
+        let now = io.now_ns;
+        let mut sent_any = false;
+        loop {
+            if self.in_flight() >= self.tp.cwnd {
+                break;
+            }
+            if self.cfg.pacing && self.next_send_ns > now {
+                self.pacing_timer.arm(self.next_send_ns);
+                break;
+            }
+            if let Some(seg) = self.next_retransmit() {
+                let head = seg == self.tp.snd_una;
+                {
+                    let m = self.meta(seg);
+                    m.flags |= RETRANS | EVER_RETRANS;
+                    m.sent_ns = now;
+                }
+                self.retrans_out += 1;
+                self.stats.retransmits += 1;
+                self.transmit(seg, true, io);
+                if head {
+                    // tcp_xmit_retransmit_queue(): retransmitting the head re-arms the RTO.
+                    self.rto_timer.arm(now + self.rto_ns);
+                }
+            } else if self.has_new_data() {
+                let seg = self.tp.snd_nxt;
+                if self.packets_out() == 0 {
+                    self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+                    self.rto_timer.arm(now + self.rto_ns);
+                }
+                self.sb.push_back(SegMeta {
+                    flags: 0,
+                    sent_ns: now,
+                });
+                self.tp.snd_nxt += 1;
+                self.transmit(seg, false, io);
+            } else {
+                break;
+            }
+            sent_any = true;
+        }
+        let cwnd_limited = self.in_flight() >= self.tp.cwnd;
+        if sent_any || cwnd_limited {
+            // tcp_cwnd_validate()
+            let packets_out = self.packets_out();
+            if self.tp.snd_una >= self.cwnd_usage_seq
+                || cwnd_limited
+                || (!self.tp.is_cwnd_limited && packets_out > self.max_packets_out)
+            {
+                self.tp.is_cwnd_limited = cwnd_limited;
+                self.max_packets_out = packets_out;
+                self.cwnd_usage_seq = self.tp.snd_nxt;
+            }
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited()`.
+    fn is_cwnd_limited(&self) -> bool {
+        if self.tp.is_cwnd_limited {
+            return true;
+        }
+        self.tp.in_slow_start() && self.tp.cwnd < 2 * self.max_packets_out
+    }
+
+    /// The pacing timer fired.
+    pub fn on_pacing_timer(&mut self, io: &mut TcpIo<'_>) {
+        self.try_send(io);
+    }
+
+    // ----- ACK processing ----------------------------------------------------------
+
+    /// Tag SACKed segments (`tcp_sacktag_write_queue`), skipping ranges already processed
+    /// for an earlier ACK (Linux's `recv_sack_cache`). Returns newly SACKed segments and
+    /// the send times of the oldest and newest never-retransmitted ones.
+    fn sacktag(&mut self, pkt: &Packet) -> (u32, Option<u64>, Option<u64>) {
+        let mut newly = 0u32;
+        let mut first_sackt: Option<u64> = None;
+        let mut last_sackt: Option<u64> = None;
+        let cache = self.sack_cache;
+        let mut new_cache = [(0u64, 0u64); 3];
+        for k in 0..pkt.n_sack as usize {
+            let (s, e) = pkt.sack[k];
+            new_cache[k] = (s, e);
+            let s = s.max(self.tp.snd_una);
+            let e = e.min(self.tp.snd_nxt);
+            let mut seg = s;
+            while seg < e {
+                // Skip a stretch covered by a cached block.
+                if let Some(&(_, ce)) = cache.iter().find(|&&(cs, ce)| cs <= seg && seg < ce) {
+                    seg = ce;
+                    continue;
+                }
+                let una = self.tp.snd_una;
+                let m = &mut self.sb[(seg - una) as usize];
+                if m.flags & SACKED == 0 {
+                    if m.flags & RETRANS != 0 {
+                        self.retrans_out -= 1;
+                    }
+                    if m.flags & LOST != 0 {
+                        self.lost_out -= 1;
+                    }
+                    if m.flags & EVER_RETRANS == 0 {
+                        first_sackt =
+                            Some(first_sackt.map_or(m.sent_ns, |t: u64| t.min(m.sent_ns)));
+                        last_sackt = Some(last_sackt.map_or(m.sent_ns, |t: u64| t.max(m.sent_ns)));
+                    }
+                    m.flags = (m.flags & EVER_RETRANS) | SACKED;
+                    self.sacked_out += 1;
+                    newly += 1;
+                    if seg < self.lost_hint_seg {
+                        self.lost_hint_cnt += 1;
+                    }
+                }
+                seg += 1;
+            }
+        }
+        self.sack_cache = new_cache;
+        (newly, first_sackt, last_sackt)
+    }
+
+    /// Remove cumulatively ACKed segments (`tcp_clean_rtx_queue`). Returns (packets
+    /// acked, of which newly delivered (not SACKed before), oldest and newest send time of
+    /// never-retransmitted ones).
+    fn clean_rtx_queue(&mut self, ack: u64) -> (u32, u32, Option<u64>, Option<u64>) {
+        let mut acked = 0u32;
+        let mut newly_delivered = 0u32;
+        let mut first_ackt = None;
+        let mut last_ackt = None;
+        while self.tp.snd_una < ack {
+            let m = self
+                .sb
+                .pop_front()
+                .expect("scoreboard covers snd_una..snd_nxt");
+            if m.flags & SACKED != 0 {
+                self.sacked_out -= 1;
+                if self.tp.snd_una < self.lost_hint_seg {
+                    self.lost_hint_cnt -= 1;
+                }
+            } else {
+                newly_delivered += 1;
+                if m.flags & LOST != 0 {
+                    self.lost_out -= 1;
+                }
+                if m.flags & RETRANS != 0 {
+                    self.retrans_out -= 1;
+                }
+            }
+            if m.flags & EVER_RETRANS == 0 {
+                first_ackt.get_or_insert(m.sent_ns);
+                last_ackt = Some(m.sent_ns);
+            }
+            self.tp.snd_una += 1;
+            acked += 1;
+        }
+        if self.lost_hint_seg < self.tp.snd_una {
+            self.lost_hint_seg = self.tp.snd_una;
+            self.lost_hint_cnt = 0;
+        }
+        (acked, newly_delivered, first_ackt, last_ackt)
+    }
+
+    /// Handle an arriving ACK.
+    pub fn on_ack(&mut self, pkt: &Packet, io: &mut TcpIo<'_>) {
+        let now = io.now_ns;
+        let ack = pkt.seq;
+        if ack > self.tp.snd_nxt || ack < self.tp.snd_una {
+            return; // acknowledges unsent data, or an old ACK
+        }
+        let prior_snd_una = self.tp.snd_una;
+        let prior_in_flight = self.in_flight();
+        self.newly_lost = 0;
+        let mut info = AckInfo {
+            ece: self.tp.ecn_ok && pkt.tcp_flags & tcp_flags::ECE != 0,
+            ..AckInfo::default()
+        };
+
+        let (newly_sacked, first_sackt, last_sackt) = if self.cfg.sack && pkt.n_sack > 0 {
+            self.sacktag(pkt)
+        } else {
+            (0, None, None)
+        };
+        info.data_sacked = newly_sacked > 0;
+
+        let (pkts_acked, newly_cum, first_ackt, last_ackt) = self.clean_rtx_queue(ack);
+        info.snd_una_advanced = ack > prior_snd_una;
+        if !info.snd_una_advanced && self.packets_out() > 0 {
+            info.num_dupack = 1;
+        }
+        let mut delivered = newly_sacked + newly_cum;
+        if !self.cfg.sack && info.snd_una_advanced {
+            // tcp_remove_reno_sacks(): one ACK filled a hole, the rest ate duplicate ACKs.
+            delivered = pkts_acked.saturating_sub(self.sacked_out).max(1);
+            self.sacked_out = self.sacked_out.saturating_sub(pkts_acked - 1);
+        }
+
+        // RTT sample (tcp_ack_update_rtt).
+        let mut seq_rtt = first_ackt.map(|t| now - t);
+        let mut ca_rtt = last_ackt.map(|t| now - t);
+        if let Some(t) = last_sackt {
+            ca_rtt = Some(now - t);
+        }
+        if seq_rtt.is_none() {
+            seq_rtt = first_sackt.map(|t| now - t);
+        }
+        if seq_rtt.is_none() && pkt.ts_ecr > 0 && info.snd_una_advanced {
+            seq_rtt = Some(now - pkt.ts_ecr);
+            ca_rtt = seq_rtt;
+        }
+        if let Some(r) = seq_rtt {
+            self.rtt.sample(r, self.tp.snd_una, self.tp.snd_nxt);
+            self.rto_ns = self.rtt.rto_ns();
+        }
+        if info.snd_una_advanced {
+            self.rto_retransmits = 0;
+        }
+        self.refresh_tp(now);
+        let sample = AckSample {
+            pkts_acked,
+            rtt_ns: ca_rtt,
+            in_flight: prior_in_flight,
+        };
+        self.cc.pkts_acked(&mut self.tp, &sample);
+
+        // Re-arm or stop the RTO (tcp_set_xmit_timer / tcp_rearm_rto).
+        if self.packets_out() == 0 {
+            self.rto_timer.cancel();
+        } else if info.snd_una_advanced {
+            self.rto_timer.arm(now + self.rto_ns);
+        }
+
+        self.cc.in_ack_event(
+            &mut self.tp,
+            AckFlags {
+                window_update: info.snd_una_advanced,
+                ece: info.ece,
+            },
+        );
+
+        let dubious = !info.snd_una_advanced
+            || info.data_sacked
+            || info.ece
+            || self.tp.ca_state != CaState::Open;
+        let mut delivered_reno = 0;
+        if dubious {
+            delivered_reno = self.fastretrans_alert(info, prior_snd_una);
+        }
+        delivered += delivered_reno;
+        self.tp.delivered += delivered as u64;
+        if info.ece {
+            self.tp.delivered_ce += delivered as u64;
+        }
+
+        // tcp_cong_control()
+        self.refresh_tp(now);
+        if matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.cwnd_reduction(delivered, info);
+        } else if info.snd_una_advanced {
+            self.tp.is_cwnd_limited = self.is_cwnd_limited();
+            self.cc.cong_avoid(&mut self.tp, delivered);
+        }
+        self.try_send(io);
+    }
+
+    /// Linux `tcp_fastretrans_alert()`. Returns packets "delivered" by Reno duplicate-ACK
+    /// emulation.
+    fn fastretrans_alert(&mut self, info: AckInfo, prior_snd_una: u64) -> u32 {
+        let mut delivered = 0;
+        let reno = !self.cfg.sack;
+        // D. Exit conditions: the recovery point is acknowledged.
+        if self.tp.ca_state != CaState::Open && self.tp.snd_una >= self.high_seq {
+            match self.tp.ca_state {
+                CaState::Cwr => {
+                    // Held until something above high_seq is ACKed, so CWR reached the peer.
+                    if self.tp.snd_una != self.high_seq {
+                        self.end_cwnd_reduction();
+                        self.set_state(CaState::Open);
+                    }
+                }
+                CaState::Recovery => {
+                    if reno {
+                        self.sacked_out = 0;
+                    }
+                    // RFC 6582: NewReno holds Recovery until an ACK beyond the recovery point.
+                    if reno && self.tp.snd_una == self.high_seq {
+                        return delivered;
+                    }
+                    self.set_state(CaState::Open);
+                    self.end_cwnd_reduction();
+                }
+                _ => {}
+            }
+        }
+        let mut fast_rexmit = false;
+        // E. Process state.
+        match self.tp.ca_state {
+            CaState::Recovery => {
+                if !info.snd_una_advanced {
+                    if reno {
+                        delivered += self.add_reno_sack(info.num_dupack);
+                    }
+                } else if reno {
+                    self.newreno_mark_head_lost(true);
+                }
+            }
+            CaState::Loss => {
+                if self.tp.snd_una >= self.high_seq {
+                    self.set_state(CaState::Open);
+                } else {
+                    if reno && info.snd_una_advanced {
+                        self.sacked_out = 0;
+                    }
+                    return delivered;
+                }
+                delivered += self.open_state_alert(info, prior_snd_una, &mut fast_rexmit);
+                if self.tp.ca_state != CaState::Recovery {
+                    return delivered;
+                }
+            }
+            _ => {
+                delivered += self.open_state_alert(info, prior_snd_una, &mut fast_rexmit);
+                if self.tp.ca_state != CaState::Recovery {
+                    return delivered;
+                }
+            }
+        }
+        if !reno {
+            self.update_scoreboard(fast_rexmit);
+        }
+        delivered
+    }
+
+    /// The `default:` branch of `tcp_fastretrans_alert()` (Open, Disorder, CWR).
+    fn open_state_alert(
+        &mut self,
+        info: AckInfo,
+        _prior_snd_una: u64,
+        fast_rexmit: &mut bool,
+    ) -> u32 {
+        let mut delivered = 0;
+        if !self.cfg.sack {
+            if info.snd_una_advanced {
+                self.sacked_out = 0;
+            }
+            delivered += self.add_reno_sack(info.num_dupack);
+            self.newreno_mark_head_lost(false);
+        }
+        // tcp_time_to_recover()
+        let time_to_recover = self.lost_out > 0 || self.sacked_out + 1 > REORDERING;
+        if !time_to_recover {
+            self.try_to_open(info.ece);
+            return delivered;
+        }
+        self.enter_recovery();
+        *fast_rexmit = true;
+        delivered
+    }
+
+    /// Linux `tcp_add_reno_sack()` with `tcp_limit_reno_sacked()`.
+    fn add_reno_sack(&mut self, num_dupack: u32) -> u32 {
+        if num_dupack == 0 {
+            return 0;
+        }
+        let prior = self.sacked_out;
+        self.sacked_out += num_dupack;
+        let holes = self.lost_out.max(1).min(self.packets_out());
+        if self.sacked_out + holes > self.packets_out() {
+            self.sacked_out = self.packets_out().saturating_sub(holes);
+        }
+        self.sacked_out.saturating_sub(prior)
+    }
+
+    /// Linux `tcp_newreno_mark_lost()`: mark the head lost on the third duplicate ACK and
+    /// on every partial ACK during Recovery.
+    fn newreno_mark_head_lost(&mut self, snd_una_advanced: bool) {
+        let state = self.tp.ca_state;
+        let trigger = (state < CaState::Recovery && self.sacked_out >= REORDERING)
+            || (state == CaState::Recovery && snd_una_advanced);
+        if !trigger || self.sb.is_empty() {
+            return;
+        }
+        let una = self.tp.snd_una;
+        self.mark_lost(una);
+    }
+
+    /// Tag one segment lost (`tcp_mark_skb_lost`).
+    fn mark_lost(&mut self, seg: u64) {
+        let m = self.meta(seg);
+        if m.flags & (SACKED | LOST) != 0 {
+            return;
+        }
+        m.flags |= LOST;
+        self.lost_out += 1;
+        self.newly_lost += 1;
+        if seg < self.retrans_hint {
+            self.retrans_hint = seg;
+        }
+    }
+
+    /// Linux `tcp_update_scoreboard()` / `tcp_mark_head_lost()` (RFC 6675 `IsLost`).
+    fn update_scoreboard(&mut self, fast_rexmit: bool) {
+        let sacked_upto = self.sacked_out as i64 - REORDERING as i64;
+        if sacked_upto < 0 {
+            if fast_rexmit {
+                let una = self.tp.snd_una;
+                self.mark_lost(una);
+            }
+            return;
+        }
+        let packets = sacked_upto as u32;
+        let mut seg = self.lost_hint_seg.max(self.tp.snd_una);
+        let mut cnt = self.lost_hint_cnt;
+        while seg < self.tp.snd_nxt && seg < self.high_seq {
+            let f = self.meta(seg).flags;
+            let c = cnt + (f & SACKED != 0) as u32;
+            if c > packets {
+                break;
+            }
+            if f & SACKED == 0 {
+                self.mark_lost(seg);
+            }
+            cnt = c;
+            seg += 1;
+        }
+        self.lost_hint_seg = seg;
+        self.lost_hint_cnt = cnt;
+    }
+
+    /// Linux `tcp_try_to_open()`.
+    fn try_to_open(&mut self, ece: bool) {
+        if ece {
+            self.enter_cwr();
+        }
+        if self.tp.ca_state != CaState::Cwr {
+            let state = if self.sacked_out + self.lost_out > 0 || self.retrans_out > 0 {
+                CaState::Disorder
+            } else {
+                CaState::Open
+            };
+            if self.tp.ca_state != state {
+                self.set_state(state);
+                self.high_seq = self.tp.snd_nxt;
+            }
+        }
+    }
+
+    /// Linux `tcp_init_cwnd_reduction()`.
+    fn init_cwnd_reduction(&mut self, cause: ReductionCause) {
+        self.high_seq = self.tp.snd_nxt;
+        self.tp.cwnd_cnt = 0;
+        self.tp.prior_cwnd = self.tp.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tp.ssthresh = self.cc.ssthresh(&self.tp, cause);
+        if self.tp.ecn_ok {
+            self.ecn_queue_cwr = true;
+        }
+    }
+
+    /// Linux `tcp_enter_cwr()`: react to ECE at most once per window.
+    fn enter_cwr(&mut self) {
+        if self.tp.ca_state < CaState::Cwr {
+            self.init_cwnd_reduction(ReductionCause::Ecn);
+            self.set_state(CaState::Cwr);
+            self.stats.ecn_reductions += 1;
+        }
+    }
+
+    /// Linux `tcp_enter_recovery()`: a reduction already under way (CWR) is not repeated.
+    fn enter_recovery(&mut self) {
+        if !matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.init_cwnd_reduction(ReductionCause::Loss);
+        }
+        self.set_state(CaState::Recovery);
+        self.stats.fast_recoveries += 1;
+    }
+
+    /// Linux `tcp_end_cwnd_reduction()`.
+    fn end_cwnd_reduction(&mut self) {
+        if self.tp.ssthresh < INFINITE_SSTHRESH {
+            self.tp.cwnd = self.tp.ssthresh;
+        }
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+    }
+
+    /// Linux `tcp_cwnd_reduction()`: Proportional Rate Reduction (RFC 6937).
+    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, info: AckInfo) {
+        if newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
+            return;
+        }
+        let in_flight = self.in_flight() as i64;
+        let ssthresh = self.tp.ssthresh as i64;
+        let delta = ssthresh - in_flight;
+        self.prr_delivered += newly_acked_sacked;
+        let mut sndcnt: i64;
+        if delta < 0 {
+            let dividend =
+                ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            sndcnt = (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64;
+        } else {
+            sndcnt =
+                (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            if info.snd_una_advanced && self.newly_lost == 0 {
+                sndcnt += 1;
+            }
+            sndcnt = sndcnt.min(delta);
+        }
+        // Force a fast retransmit upon entering fast recovery.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.tp.cwnd = (in_flight + sndcnt).max(1) as u32;
+    }
+
+    // ----- retransmission timeout -------------------------------------------------
+
+    /// The RTO fired (`tcp_retransmit_timer`).
+    pub fn on_rto(&mut self, io: &mut TcpIo<'_>) {
+        if self.packets_out() == 0 {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.refresh_tp(io.now_ns);
+        self.enter_loss();
+        // Retransmit the head now; the send loop sends any further lost segments.
+        self.try_send(io);
+        self.rto_retransmits += 1;
+        self.rto_ns = (self.rto_ns * 2).min(RTO_MAX_NS);
+        self.rto_timer.arm(io.now_ns + self.rto_ns);
+    }
+
+    /// Linux `tcp_enter_loss()` with `tcp_timeout_mark_lost()` (RACK off).
+    fn enter_loss(&mut self) {
+        if !self.cfg.sack {
+            self.sacked_out = 0;
+        }
+        for i in 0..self.sb.len() {
+            let m = &mut self.sb[i];
+            if m.flags & SACKED != 0 {
+                continue;
+            }
+            if m.flags & LOST != 0 {
+                if m.flags & RETRANS != 0 {
+                    m.flags &= !RETRANS;
+                    self.retrans_out -= 1;
+                }
+            } else {
+                m.flags |= LOST;
+                self.lost_out += 1;
+            }
+        }
+        let state = self.tp.ca_state;
+        if state <= CaState::Disorder
+            || self.high_seq <= self.tp.snd_una
+            || (state == CaState::Loss && self.rto_retransmits == 0)
+        {
+            self.tp.prior_cwnd = self.tp.cwnd;
+            self.tp.ssthresh = self.cc.ssthresh(&self.tp, ReductionCause::Loss);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        }
+        self.tp.cwnd = self.in_flight() + 1;
+        self.tp.cwnd_cnt = 0;
+        self.set_state(CaState::Loss);
+        self.high_seq = self.tp.snd_nxt;
+        if self.tp.ecn_ok {
+            self.ecn_queue_cwr = true;
+        }
+        self.retrans_hint = self.tp.snd_una;
+        self.lost_hint_seg = self.tp.snd_una;
+        self.lost_hint_cnt = 0;
+    }
+
+    /// Sanity of the scoreboard counters (used by tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let (mut s, mut l, mut r) = (0u32, 0u32, 0u32);
+        for m in &self.sb {
+            s += (m.flags & SACKED != 0) as u32;
+            l += (m.flags & LOST != 0) as u32;
+            r += (m.flags & RETRANS != 0) as u32;
+        }
+        if self.sb.len() as u64 != self.tp.snd_nxt - self.tp.snd_una {
+            return Err("scoreboard length".into());
+        }
+        if self.cfg.sack && (s, l, r) != (self.sacked_out, self.lost_out, self.retrans_out) {
+            return Err(format!(
+                "counters sacked/lost/retrans {:?} != tags {:?}",
+                (self.sacked_out, self.lost_out, self.retrans_out),
+                (s, l, r)
+            ));
+        }
+        Ok(())
+    }
+}
