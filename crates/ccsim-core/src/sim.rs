@@ -4,7 +4,6 @@
 //! the scheduler's events. Algorithms are reached only through the `cc` and `qdisc`
 //! registries, never by name here.
 
-use std::collections::VecDeque;
 use std::time::Instant;
 
 use crate::api::ProgressFn;
@@ -12,8 +11,10 @@ use crate::cc;
 use crate::engine::rng::{stream, StreamKind};
 use crate::engine::sched::TcpTimerKind;
 use crate::engine::{serialisation_ns, Event, Scheduler, NS_PER_SEC};
-use crate::net::link::Link;
-use crate::net::packet::{Ecn, Packet, PacketId, PacketKind, PacketPool, TCP_IP_HEADER_BYTES};
+use crate::net::link::{DelayLine, LineEntry, Link, Next};
+use crate::net::packet::{
+    prefetch_read, Ecn, Packet, PacketId, PacketKind, PacketPool, TCP_IP_HEADER_BYTES,
+};
 use crate::net::topology::Topology;
 use crate::qdisc::{self, droptail, LinkInfo, QdiscCtx, QueueDisc};
 use crate::results::{Column, FlowSummary, QueueSummary, RunOutput, Summary, Table};
@@ -84,7 +85,10 @@ pub struct World {
     sched: Scheduler,
     pool: PacketPool,
     links: Vec<Link>,
-    routes: Vec<Vec<u32>>,
+    lines: Vec<DelayLine>,
+    /// All routes' links, flattened; route `r` is `route_links[route_start[r]..route_start[r + 1]]`.
+    route_links: Vec<u32>,
+    route_start: Vec<u32>,
     tcp: Vec<TcpFlow>,
     udp: Vec<UdpSource>,
     udp_groups: Vec<u32>,
@@ -244,8 +248,9 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         }
     }
 
-    // Links with their queue disciplines.
+    // Links with their queue disciplines; one delay line per distinct delay.
     let mut links = Vec::with_capacity(plans.len());
+    let mut lines: Vec<DelayLine> = Vec::new();
     for (i, p) in plans.into_iter().enumerate() {
         let info = LinkInfo {
             rate_bps: p.rate_bps,
@@ -254,6 +259,16 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         };
         let qd = qdisc::build(&p.queue, &p.queue_path, info)?;
         let tl = &topo.links[i];
+        let line = match lines.iter().position(|d| d.delay_ns == p.delay_ns) {
+            Some(k) => k,
+            None => {
+                lines.push(DelayLine {
+                    delay_ns: p.delay_ns,
+                    ..DelayLine::default()
+                });
+                lines.len() - 1
+            }
+        } as u32;
         links.push(Link {
             name: p.name,
             from: tl.from,
@@ -264,8 +279,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             rng: stream(sc.seed, StreamKind::Qdisc, i as u64),
             busy_until_ns: 0,
             tx_pending: false,
-            arrive_pending: false,
-            line: VecDeque::new(),
+            line,
             stats: QueueStats::new(p.stats_hist),
         });
     }
@@ -381,7 +395,18 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         sched: Scheduler::new(),
         pool: PacketPool::new(),
         links,
-        routes,
+        lines,
+        route_start: {
+            let mut v = Vec::with_capacity(routes.len() + 1);
+            let mut acc = 0u32;
+            v.push(0);
+            for r in &routes {
+                acc += r.len() as u32;
+                v.push(acc);
+            }
+            v
+        },
+        route_links: routes.concat(),
         tcp,
         udp,
         udp_groups,
@@ -487,7 +512,7 @@ impl World {
                 self.links[l as usize].tx_pending = false;
                 self.link_start_tx(l);
             }
-            Event::LinkArrive(l) => self.link_arrive(l),
+            Event::LineArrive(k) => self.line_arrive(k),
             Event::TcpTimer { flow, timer } => self.tcp_timer(flow, timer),
             Event::FlowStart(f) => {
                 let now = self.sched.now();
@@ -583,14 +608,32 @@ impl World {
                 let tx_end = now + serialisation_ns(size, link.rate_bps);
                 link.busy_until_ns = tx_end;
                 let arrive = tx_end + link.delay_ns;
-                link.line.push_back((arrive, id));
-                if !link.arrive_pending {
-                    link.arrive_pending = true;
-                    self.sched.at(arrive, Event::LinkArrive(l));
-                }
-                if link.qdisc.len_packets() > 0 {
+                if let Some(next) = link.qdisc.peek() {
+                    self.pool.prefetch(next);
                     link.tx_pending = true;
                     self.sched.at(tx_end, Event::LinkTxDone(l));
+                }
+                let k = link.line;
+                let next = {
+                    let p = self.pool.get(id);
+                    let start = self.route_start[p.route as usize] as usize;
+                    let end = self.route_start[p.route as usize + 1] as usize;
+                    let at = start + p.hop as usize + 1;
+                    if at < end {
+                        Next(self.route_links[at])
+                    } else {
+                        Next(Next::ENDPOINT | p.flow)
+                    }
+                };
+                let dl = &mut self.lines[k as usize];
+                if dl.push(LineEntry {
+                    arrive_ns: arrive,
+                    id,
+                    next,
+                }) && dl.event_at.is_none_or(|t| arrive < t)
+                {
+                    dl.event_at = Some(arrive);
+                    self.sched.at(arrive, Event::LineArrive(k));
                 }
             }
             None => {
@@ -604,36 +647,53 @@ impl World {
         }
     }
 
-    fn link_arrive(&mut self, l: u32) {
+    fn line_arrive(&mut self, k: u32) {
         let now = self.sched.now();
-        self.links[l as usize].arrive_pending = false;
-        while let Some(&(t, id)) = self.links[l as usize].line.front() {
-            if t > now {
+        if self.lines[k as usize].event_at != Some(now) {
+            return; // superseded by an earlier head
+        }
+        self.lines[k as usize].event_at = None;
+        while let Some(&e) = self.lines[k as usize].queue.front() {
+            if e.arrive_ns > now {
                 break;
             }
-            self.links[l as usize].line.pop_front();
-            self.deliver(id);
+            self.lines[k as usize].queue.pop_front();
+            self.deliver(e.id, e.next);
         }
-        let link = &mut self.links[l as usize];
-        if let Some(&(t, _)) = link.line.front() {
-            if !link.arrive_pending {
-                link.arrive_pending = true;
-                self.sched.at(t, Event::LinkArrive(l));
+        let dl = &mut self.lines[k as usize];
+        for e in dl.queue.iter().take(2) {
+            self.pool.prefetch(e.id);
+            if e.next.0 & Next::ENDPOINT == 0 {
+                let link = &self.links[e.next.0 as usize];
+                prefetch_read(link);
+                prefetch_read(&link.qdisc);
+            } else if let Some(f) = self.tcp.get((e.next.0 & !Next::ENDPOINT) as usize) {
+                prefetch_read(&f.sender.tp);
+                prefetch_read(&f.receiver);
+            }
+        }
+        if let Some(&LineEntry { arrive_ns: t, .. }) = dl.queue.front() {
+            if dl.event_at.is_none_or(|e| t < e) {
+                dl.event_at = Some(t);
+                self.sched.at(t, Event::LineArrive(k));
             }
         }
     }
 
     /// A packet reached the far end of a link: forward it or hand it to its endpoint.
-    fn deliver(&mut self, id: PacketId) {
+    fn deliver(&mut self, id: PacketId, next: Next) {
         let p = self.pool.get_mut(id);
         p.hop += 1;
-        let route = &self.routes[p.route as usize];
-        if (p.hop as usize) < route.len() {
-            let next = route[p.hop as usize];
-            self.link_enqueue(next, id);
+        if next.0 & Next::ENDPOINT == 0 {
+            self.link_enqueue(next.0, id);
             return;
         }
         let pkt: Packet = *p;
+        let sack = if pkt.n_sack > 0 {
+            *self.pool.sack(id)
+        } else {
+            Default::default()
+        };
         self.pool.free(id);
         self.counters[pkt.flow as usize].arrived += 1;
         let now = self.sched.now();
@@ -653,7 +713,11 @@ impl World {
                     pool: &mut self.pool,
                     out: &mut self.out_buf,
                 };
-                self.tcp[pkt.flow as usize].sender.on_ack(&pkt, &mut io);
+                self.tcp[pkt.flow as usize].sender.on_ack(
+                    &pkt,
+                    &sack[..pkt.n_sack as usize],
+                    &mut io,
+                );
                 self.flush_tcp(pkt.flow);
             }
             PacketKind::Udp => {
@@ -669,7 +733,7 @@ impl World {
         for &id in &out {
             self.counters[f as usize].sent += 1;
             let route = self.pool.get(id).route;
-            let first = self.routes[route as usize][0];
+            let first = self.route_links[self.route_start[route as usize] as usize];
             self.link_enqueue(first, id);
         }
         out.clear();
@@ -763,7 +827,7 @@ impl World {
         }
         let id = self.pool.alloc(p);
         self.counters[flow as usize].sent += 1;
-        let first = self.routes[route as usize][0];
+        let first = self.route_links[self.route_start[route as usize] as usize];
         self.link_enqueue(first, id);
     }
 
@@ -864,8 +928,10 @@ impl World {
             for id in link.qdisc.held() {
                 v[self.pool.get(id).flow as usize] += 1;
             }
-            for &(_, id) in &link.line {
-                v[self.pool.get(id).flow as usize] += 1;
+        }
+        for dl in &self.lines {
+            for e in &dl.queue {
+                v[self.pool.get(e.id).flow as usize] += 1;
             }
         }
         v

@@ -12,8 +12,8 @@ use std::collections::BinaryHeap;
 pub enum Event {
     /// A link finished serialising a packet and may start the next one.
     LinkTxDone(u32),
-    /// The packet at the head of a link's propagation line reaches the far end.
-    LinkArrive(u32),
+    /// The packet at the head of a propagation delay line reaches the far end.
+    LineArrive(u32),
     /// A timer of a TCP flow fires (the flow checks whether it is still due).
     TcpTimer {
         flow: u32,
@@ -44,16 +44,24 @@ pub enum TcpTimerKind {
     DelAck,
 }
 
+/// A heap entry: `key` packs (time, sequence) into one integer so that ordering is a
+/// single wide comparison.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    time_ns: u64,
-    seq: u64,
+    key: u128,
     event: Event,
+}
+
+impl Entry {
+    #[inline]
+    fn time_ns(&self) -> u64 {
+        (self.key >> 64) as u64
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.time_ns == other.time_ns && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl Eq for Entry {}
@@ -65,7 +73,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     // Reversed so that std's max-heap pops the earliest (time, seq) first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time_ns, other.seq).cmp(&(self.time_ns, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -100,9 +108,9 @@ impl Scheduler {
         debug_assert!(time_ns >= self.now_ns, "event scheduled in the past");
         let seq = self.next_seq;
         self.next_seq += 1;
+        let t = time_ns.max(self.now_ns) as u128;
         self.heap.push(Entry {
-            time_ns: time_ns.max(self.now_ns),
-            seq,
+            key: (t << 64) | seq as u128,
             event,
         });
     }
@@ -117,11 +125,11 @@ impl Scheduler {
     #[inline]
     pub fn pop_until(&mut self, until_ns: u64) -> Option<Event> {
         let head = self.heap.peek()?;
-        if head.time_ns > until_ns {
+        if head.time_ns() > until_ns {
             return None;
         }
         let e = self.heap.pop().expect("peeked");
-        self.now_ns = e.time_ns;
+        self.now_ns = e.time_ns();
         self.executed += 1;
         Some(e.event)
     }

@@ -2,10 +2,12 @@
 //! propagation delay.
 //!
 //! A packet is dequeued when the transmitter is free, occupies it for its serialisation
-//! time, then propagates for `delay_ns`. Packets in propagation wait in a FIFO line
-//! (constant delay keeps it ordered), so a link needs one arrival event for the head of
-//! the line only, and one transmit-done event only while packets are queued behind the
-//! one on the wire: an uncongested link costs one event per packet.
+//! time, then propagates for `delay_ns`. Propagation happens in a [`DelayLine`] shared by
+//! every link with the same delay: packets leave a line in arrival-time order, so the
+//! event queue holds one event per distinct delay rather than one per link (a dumbbell
+//! with a thousand flows of equal RTT needs a handful). A link needs a transmit-done
+//! event only while packets are queued behind the one on the wire: an uncongested link
+//! costs one event per packet.
 
 use std::collections::VecDeque;
 
@@ -32,9 +34,54 @@ pub struct Link {
     pub busy_until_ns: u64,
     /// A `LinkTxDone` event is scheduled.
     pub tx_pending: bool,
-    /// A `LinkArrive` event is scheduled for the head of `line`.
-    pub arrive_pending: bool,
-    /// Packets propagating: (arrival time at `to`, packet).
-    pub line: VecDeque<(u64, PacketId)>,
+    /// The [`DelayLine`] this link propagates through.
+    pub line: u32,
     pub stats: QueueStats,
+}
+
+/// Where a propagating packet goes at the far end: the next link on its route, or, with
+/// [`Next::ENDPOINT`] set, the endpoint of flow `value & !ENDPOINT`. Recorded when the
+/// packet enters the line so the line can prefetch what the arrival will touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Next(pub u32);
+
+impl Next {
+    pub const ENDPOINT: u32 = 1 << 31;
+}
+
+/// A packet in a delay line.
+#[derive(Debug, Clone, Copy)]
+pub struct LineEntry {
+    pub arrive_ns: u64,
+    pub id: PacketId,
+    pub next: Next,
+}
+
+/// Packets propagating over every link with one delay value, in arrival-time order.
+#[derive(Debug, Default)]
+pub struct DelayLine {
+    pub delay_ns: u64,
+    /// Packets in arrival-time order.
+    pub queue: VecDeque<LineEntry>,
+    /// Time of the scheduled arrival event for the head, if any.
+    pub event_at: Option<u64>,
+}
+
+impl DelayLine {
+    /// Insert in arrival order. Entries come nearly sorted (they differ only by the
+    /// links' serialisation times), so the backward scan is short; equal times keep
+    /// insertion order. Returns true when the packet became the new head.
+    #[inline]
+    pub fn push(&mut self, e: LineEntry) -> bool {
+        let mut pos = self.queue.len();
+        while pos > 0 && self.queue[pos - 1].arrive_ns > e.arrive_ns {
+            pos -= 1;
+        }
+        if pos == self.queue.len() {
+            self.queue.push_back(e);
+        } else {
+            self.queue.insert(pos, e);
+        }
+        pos == 0
+    }
 }

@@ -84,6 +84,10 @@ impl QueueDisc for DropTail {
         Some(id)
     }
 
+    fn peek(&self) -> Option<PacketId> {
+        self.queue.front().copied()
+    }
+
     fn len_packets(&self) -> usize {
         self.queue.len()
     }

@@ -58,6 +58,8 @@ pub trait QueueDisc {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>);
     /// The next packet to transmit, if any. May drop or mark packets on the way.
     fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId>;
+    /// The packet `dequeue` would most likely return next, without removing it.
+    fn peek(&self) -> Option<PacketId>;
     /// Packets held.
     fn len_packets(&self) -> usize;
     /// Bytes held.
@@ -102,6 +104,10 @@ impl QueueDisc for Qdisc {
     #[inline]
     fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
         each_qdisc!(self, q => q.dequeue(ctx))
+    }
+    #[inline]
+    fn peek(&self) -> Option<PacketId> {
+        each_qdisc!(self, q => q.peek())
     }
     #[inline]
     fn len_packets(&self) -> usize {

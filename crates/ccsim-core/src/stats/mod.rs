@@ -19,7 +19,8 @@ pub struct QueueStats {
     /// Measurement-window sojourn statistics.
     pub win_sojourn_sum_ns: u128,
     pub win_departures: u64,
-    pub hist: Option<Histogram<u64>>,
+    /// Boxed: cold, and large enough to push hot link fields out of cache.
+    pub hist: Option<Box<Histogram<u64>>>,
 }
 
 impl QueueStats {
@@ -37,7 +38,9 @@ impl QueueStats {
             win_sojourn_sum_ns: 0,
             win_departures: 0,
             hist: with_histogram.then(|| {
-                Histogram::new_with_bounds(1, 3_600 * 1_000_000_000, 3).expect("valid bounds")
+                Box::new(
+                    Histogram::new_with_bounds(1, 3_600 * 1_000_000_000, 3).expect("valid bounds"),
+                )
             }),
         }
     }

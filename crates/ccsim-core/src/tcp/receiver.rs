@@ -20,7 +20,7 @@
 
 use super::{TcpIo, Timer};
 use crate::net::packet::{
-    tcp_flags, Ecn, Packet, PacketKind, MAX_SACK_BLOCKS, TCP_IP_HEADER_BYTES,
+    tcp_flags, Ecn, Packet, PacketKind, SackBlocks, MAX_SACK_BLOCKS, TCP_IP_HEADER_BYTES,
 };
 
 /// Linux `TCP_MAX_QUICKACKS`.
@@ -233,6 +233,7 @@ impl TcpReceiver {
         if self.ece_latch {
             p.tcp_flags |= tcp_flags::ECE;
         }
+        let mut blocks = SackBlocks::default();
         if self.sack && !self.ooo.is_empty() {
             // Most recently changed ranges first (RFC 2018 §4).
             let mut order: [usize; MAX_SACK_BLOCKS] = [usize::MAX; MAX_SACK_BLOCKS];
@@ -257,7 +258,7 @@ impl TcpReceiver {
             }
             for (k, &idx) in order.iter().take(n).enumerate() {
                 let r = self.ooo[idx];
-                p.sack[k] = (r.start, r.end);
+                blocks[k] = (r.start, r.end);
             }
             p.n_sack = n as u8;
         }
@@ -268,6 +269,9 @@ impl TcpReceiver {
                 0
             };
         let id = io.pool.alloc(p);
+        if p.n_sack > 0 {
+            *io.pool.sack_mut(id) = blocks;
+        }
         io.out.push(id);
         self.last_ack_sent = self.rcv_nxt;
         self.quick_acks = self.quick_acks.saturating_sub(1);
@@ -323,7 +327,7 @@ mod tests {
                         let p = pool.get(id);
                         (
                             p.seq,
-                            p.sack[..p.n_sack as usize].to_vec(),
+                            pool.sack(id)[..p.n_sack as usize].to_vec(),
                             p.tcp_flags & tcp_flags::ECE != 0,
                         )
                     })

@@ -396,14 +396,13 @@ impl TcpSender {
     /// Tag SACKed segments (`tcp_sacktag_write_queue`), skipping ranges already processed
     /// for an earlier ACK (Linux's `recv_sack_cache`). Returns newly SACKed segments and
     /// the send times of the oldest and newest never-retransmitted ones.
-    fn sacktag(&mut self, pkt: &Packet) -> (u32, Option<u64>, Option<u64>) {
+    fn sacktag(&mut self, blocks: &[(u64, u64)]) -> (u32, Option<u64>, Option<u64>) {
         let mut newly = 0u32;
         let mut first_sackt: Option<u64> = None;
         let mut last_sackt: Option<u64> = None;
         let cache = self.sack_cache;
         let mut new_cache = [(0u64, 0u64); 3];
-        for k in 0..pkt.n_sack as usize {
-            let (s, e) = pkt.sack[k];
+        for (k, &(s, e)) in blocks.iter().enumerate() {
             new_cache[k] = (s, e);
             let s = s.max(self.tp.snd_una);
             let e = e.min(self.tp.snd_nxt);
@@ -483,8 +482,8 @@ impl TcpSender {
         (acked, newly_delivered, first_ackt, last_ackt)
     }
 
-    /// Handle an arriving ACK.
-    pub fn on_ack(&mut self, pkt: &Packet, io: &mut TcpIo<'_>) {
+    /// Handle an arriving ACK carrying `sack` blocks.
+    pub fn on_ack(&mut self, pkt: &Packet, sack: &[(u64, u64)], io: &mut TcpIo<'_>) {
         let now = io.now_ns;
         let ack = pkt.seq;
         if ack > self.tp.snd_nxt || ack < self.tp.snd_una {
@@ -498,8 +497,8 @@ impl TcpSender {
             ..AckInfo::default()
         };
 
-        let (newly_sacked, first_sackt, last_sackt) = if self.cfg.sack && pkt.n_sack > 0 {
-            self.sacktag(pkt)
+        let (newly_sacked, first_sackt, last_sackt) = if self.cfg.sack && !sack.is_empty() {
+            self.sacktag(sack)
         } else {
             (0, None, None)
         };
