@@ -3,6 +3,12 @@
 //! Events are small `Copy` values that name what to do by index (a link, a flow, a
 //! timer); the world that owns links and flows interprets them. Nothing is allocated per
 //! event once the heap has grown to its working size.
+//!
+//! TCP timers (one retransmission timer per flow, mostly far in the future) live in a
+//! heap of their own, so the heap of network events that every packet goes through stays
+//! a few entries deep even with thousands of flows. Both heaps order by the same
+//! (time, global sequence) key and `pop_until` takes the smaller head, so the order of
+//! events is exactly that of one heap.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -81,6 +87,7 @@ impl Ord for Entry {
 #[derive(Debug, Default)]
 pub struct Scheduler {
     heap: BinaryHeap<Entry>,
+    timers: BinaryHeap<Entry>,
     next_seq: u64,
     now_ns: u64,
     executed: u64,
@@ -109,10 +116,15 @@ impl Scheduler {
         let seq = self.next_seq;
         self.next_seq += 1;
         let t = time_ns.max(self.now_ns) as u128;
-        self.heap.push(Entry {
+        let entry = Entry {
             key: (t << 64) | seq as u128,
             event,
-        });
+        };
+        if matches!(event, Event::TcpTimer { .. }) {
+            self.timers.push(entry);
+        } else {
+            self.heap.push(entry);
+        }
     }
 
     /// Schedule `event` `delay_ns` from now.
@@ -124,11 +136,21 @@ impl Scheduler {
     /// Pop the next event if it is due no later than `until_ns`, advancing the clock.
     #[inline]
     pub fn pop_until(&mut self, until_ns: u64) -> Option<Event> {
-        let head = self.heap.peek()?;
-        if head.time_ns() > until_ns {
+        let from_timers = match (self.heap.peek(), self.timers.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some(a), Some(b)) => b.key < a.key,
+        };
+        let heap = if from_timers {
+            &mut self.timers
+        } else {
+            &mut self.heap
+        };
+        if heap.peek().expect("non-empty").time_ns() > until_ns {
             return None;
         }
-        let e = self.heap.pop().expect("peeked");
+        let e = heap.pop().expect("peeked");
         self.now_ns = e.time_ns();
         self.executed += 1;
         Some(e.event)
@@ -142,7 +164,7 @@ impl Scheduler {
     }
 
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.timers.len()
     }
 }
 
@@ -168,6 +190,34 @@ mod tests {
                 (10, Event::UdpSend(2)),
                 (10, Event::UdpSend(3)),
                 (10, Event::UdpSend(4))
+            ]
+        );
+    }
+
+    #[test]
+    fn timers_and_network_events_interleave_in_global_order() {
+        let mut s = Scheduler::new();
+        let rto = |f| Event::TcpTimer {
+            flow: f,
+            timer: TcpTimerKind::Rto,
+        };
+        s.at(10, rto(1));
+        s.at(10, Event::LinkTxDone(1));
+        s.at(5, rto(2));
+        s.at(10, rto(3));
+        s.at(7, Event::LineArrive(0));
+        let mut got = vec![];
+        while let Some(e) = s.pop_until(u64::MAX) {
+            got.push(e);
+        }
+        assert_eq!(
+            got,
+            vec![
+                rto(2),
+                Event::LineArrive(0),
+                rto(1),
+                Event::LinkTxDone(1),
+                rto(3)
             ]
         );
     }
