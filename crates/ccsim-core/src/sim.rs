@@ -475,7 +475,7 @@ pub fn run(sc: &Scenario, progress: Option<ProgressFn<'_>>) -> Result<RunOutput,
     let started = Instant::now();
     world.run_until_end(progress);
     let wall_s = started.elapsed().as_secs_f64();
-    Ok(world.results(wall_s))
+    Ok(world.finish(wall_s))
 }
 
 impl World {
@@ -498,6 +498,45 @@ impl World {
         if let Some(p) = progress.as_mut() {
             p(1.0);
         }
+    }
+
+    /// Run every event up to `t_ns` (at most the scenario's duration); for tests that
+    /// inspect the world part-way.
+    pub fn run_until(&mut self, t_ns: u64) {
+        let end = t_ns.min(self.duration_ns);
+        while let Some(ev) = self.sched.pop_until(end) {
+            self.dispatch(ev);
+        }
+        self.sched.advance_to(end);
+    }
+
+    /// The scenario's duration.
+    pub fn duration_ns(&self) -> u64 {
+        self.duration_ns
+    }
+
+    /// Check internal consistency: every sender's scoreboard counters match its tags, and
+    /// every live packet is in exactly one queue or delay line.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for (i, f) in self.tcp.iter().enumerate() {
+            f.sender
+                .check_invariants()
+                .map_err(|e| format!("flow {i}: {e}"))?;
+        }
+        let held: usize = self
+            .links
+            .iter()
+            .map(|l| l.qdisc.len_packets())
+            .sum::<usize>()
+            + self.lines.iter().map(|d| d.queue.len()).sum::<usize>();
+        if held != self.pool.live() {
+            return Err(format!(
+                "{} live packets but {} in queues and lines",
+                self.pool.live(),
+                held
+            ));
+        }
+        Ok(())
     }
 
     /// Events executed so far.
@@ -937,7 +976,8 @@ impl World {
         v
     }
 
-    fn results(&self, wall_s: f64) -> RunOutput {
+    /// Summarise the run (`wall_s`: the wall-clock seconds it took).
+    pub fn finish(&self, wall_s: f64) -> RunOutput {
         let window_s = (self.measure_end_ns - self.measure_start_ns) as f64 / NS_PER_SEC as f64;
         let n_tcp = self.tcp.len();
         let mut flows = Vec::with_capacity(self.counters.len());

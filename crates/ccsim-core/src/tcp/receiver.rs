@@ -309,8 +309,11 @@ mod tests {
         }
     }
 
-    /// Feed segments, return the ACKs (cum ack, sack blocks, ece) emitted after each.
-    fn feed(rx: &mut TcpReceiver, segs: &[Packet]) -> Vec<Vec<(u64, Vec<(u64, u64)>, bool)>> {
+    /// An emitted ACK: (cumulative ACK, SACK blocks, ECE).
+    type Ack = (u64, Vec<(u64, u64)>, bool);
+
+    /// Feed segments, return the ACKs emitted after each.
+    fn feed(rx: &mut TcpReceiver, segs: &[Packet]) -> Vec<Vec<Ack>> {
         let mut pool = PacketPool::new();
         let mut res = vec![];
         for (i, s) in segs.iter().enumerate() {

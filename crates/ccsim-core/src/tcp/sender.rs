@@ -592,12 +592,10 @@ impl TcpSender {
         // D. Exit conditions: the recovery point is acknowledged.
         if self.tp.ca_state != CaState::Open && self.tp.snd_una >= self.high_seq {
             match self.tp.ca_state {
-                CaState::Cwr => {
-                    // Held until something above high_seq is ACKed, so CWR reached the peer.
-                    if self.tp.snd_una != self.high_seq {
-                        self.end_cwnd_reduction();
-                        self.set_state(CaState::Open);
-                    }
+                // Held until something above high_seq is ACKed, so CWR reached the peer.
+                CaState::Cwr if self.tp.snd_una != self.high_seq => {
+                    self.end_cwnd_reduction();
+                    self.set_state(CaState::Open);
                 }
                 CaState::Recovery => {
                     if reno {
@@ -909,5 +907,206 @@ impl TcpSender {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Sender behaviour against hand-worked expectations from RFC 3168, RFC 6675,
+    //! RFC 6937 and Linux, driving the sender with crafted ACKs.
+    use super::*;
+    use crate::cc::newreno::NewReno;
+    use crate::net::packet::PacketPool;
+
+    const MS: u64 = 1_000_000;
+
+    struct Harness {
+        s: TcpSender,
+        pool: PacketPool,
+        now: u64,
+        sent: Vec<Packet>,
+    }
+
+    impl Harness {
+        fn new(sack: bool, ecn: bool, iw: u32) -> Self {
+            let cfg = TcpConfig {
+                mss: 1000,
+                initial_window: iw,
+                sack,
+                ecn,
+                pacing: false,
+                min_rto_ns: 200 * MS,
+                delayed_ack: false,
+                total_bytes: None,
+            };
+            let mut h = Harness {
+                s: TcpSender::new(0, 0, cfg, Cc::NewReno(NewReno::default()), 100 * MS),
+                pool: PacketPool::new(),
+                now: 0,
+                sent: vec![],
+            };
+            h.io(|s, io| s.start(io));
+            h
+        }
+        fn io(&mut self, f: impl FnOnce(&mut TcpSender, &mut TcpIo<'_>)) -> Vec<Packet> {
+            let mut out = vec![];
+            let mut io = TcpIo {
+                now_ns: self.now,
+                pool: &mut self.pool,
+                out: &mut out,
+            };
+            f(&mut self.s, &mut io);
+            let pkts: Vec<Packet> = out.iter().map(|&id| *self.pool.get(id)).collect();
+            for id in out {
+                self.pool.free(id);
+            }
+            self.sent.extend(pkts.iter().copied());
+            pkts
+        }
+        fn ack(&mut self, cum: u64, sack: &[(u64, u64)], ece: bool) -> Vec<Packet> {
+            self.now += MS;
+            let p = Packet {
+                kind: PacketKind::TcpAck,
+                seq: cum,
+                tcp_flags: if ece { tcp_flags::ECE } else { 0 },
+                n_sack: sack.len() as u8,
+                ..Packet::default()
+            };
+            let blocks: Vec<(u64, u64)> = sack.to_vec();
+            let pkts = self.io(|s, io| s.on_ack(&p, &blocks, io));
+            self.s.check_invariants().unwrap();
+            pkts
+        }
+    }
+
+    #[test]
+    fn initial_window_is_sent_at_start() {
+        let h = Harness::new(true, false, 10);
+        assert_eq!(h.sent.len(), 10);
+        assert_eq!(
+            h.sent.iter().map(|p| p.seq).collect::<Vec<_>>(),
+            (0..10).collect::<Vec<_>>()
+        );
+        assert!(h
+            .sent
+            .iter()
+            .all(|p| p.size_bytes == 1052 && p.payload_bytes == 1000));
+    }
+
+    #[test]
+    fn slow_start_adds_one_packet_per_packet_acked() {
+        let mut h = Harness::new(true, false, 10);
+        let out = h.ack(2, &[], false);
+        // cwnd 10 -> 12 (exact counting), in flight 8: four new segments.
+        assert_eq!(h.s.tp.cwnd, 12);
+        assert_eq!(
+            out.iter().map(|p| p.seq).collect::<Vec<_>>(),
+            vec![10, 11, 12, 13]
+        );
+    }
+
+    #[test]
+    fn third_sack_triggers_fast_retransmit_of_the_hole_and_prr_halves() {
+        let mut h = Harness::new(true, false, 10);
+        // Segment 0 lost; 1, 2 SACKed: two duplicate ACKs, no retransmission yet.
+        assert!(h.ack(0, &[(1, 2)], false).iter().all(|p| p.seq >= 10));
+        h.ack(0, &[(1, 3)], false);
+        assert_eq!(h.s.ca_state(), CaState::Disorder);
+        // Third: RFC 6675 / Linux enter recovery and retransmit segment 0 first.
+        let out = h.ack(0, &[(1, 4)], false);
+        assert_eq!(h.s.ca_state(), CaState::Recovery);
+        assert_eq!(out[0].seq, 0, "fast retransmit of the hole");
+        assert_eq!(h.s.tp.ssthresh, 5, "NewReno halves cwnd 10");
+        assert_eq!(h.s.stats.retransmits, 1);
+        // The retransmission is not ECN-capable and the recovery ends when 0..high_seq is ACKed.
+        let high = h.s.tp.snd_nxt;
+        h.ack(high, &[], false);
+        assert_eq!(h.s.ca_state(), CaState::Open);
+        // Linux sets cwnd = ssthresh when recovery ends, then (same ACK, now Open) runs
+        // congestion avoidance on the packets it delivered: segment 0 and 4..high.
+        let delivered = 1 + (high - 4) as u32;
+        assert_eq!(h.s.tp.cwnd, 5 + delivered / 5);
+    }
+
+    #[test]
+    fn reno_without_sack_uses_three_duplicate_acks_and_partial_acks() {
+        let mut h = Harness::new(false, false, 10);
+        // Segments 0 and 5 lost. Duplicate ACKs for 1..4.
+        h.ack(0, &[], false);
+        h.ack(0, &[], false);
+        let out = h.ack(0, &[], false);
+        assert_eq!(h.s.ca_state(), CaState::Recovery);
+        assert_eq!(out[0].seq, 0);
+        // Partial ACK up to 5 (segment 5 lost too): NewReno retransmits 5 at once.
+        let out = h.ack(5, &[], false);
+        assert_eq!(
+            h.s.ca_state(),
+            CaState::Recovery,
+            "partial ACK keeps Recovery (RFC 6582)"
+        );
+        assert!(
+            out.iter().any(|p| p.seq == 5),
+            "partial ACK retransmits the next hole"
+        );
+    }
+
+    #[test]
+    fn ece_reduces_once_per_window_and_sets_cwr_on_next_new_segment() {
+        let mut h = Harness::new(true, true, 10);
+        assert!(h.sent.iter().all(|p| p.ecn == Ecn::Ect0));
+        let out = h.ack(1, &[], true);
+        assert_eq!(h.s.ca_state(), CaState::Cwr);
+        assert_eq!(
+            h.s.tp.ssthresh, 5,
+            "ECE halves like a loss (RFC 3168 §6.1.2)"
+        );
+        assert_eq!(h.s.stats.ecn_reductions, 1);
+        // More ECE ACKs within the same window do not reduce again.
+        for k in 2..8 {
+            h.ack(k, &[], true);
+        }
+        assert_eq!(h.s.stats.ecn_reductions, 1);
+        assert_eq!(h.s.tp.ssthresh, 5);
+        // CWR goes out on the first new data segment sent after the reduction.
+        let first_new = out
+            .iter()
+            .chain(h.sent.iter())
+            .find(|p| p.seq >= 10)
+            .expect("new data");
+        assert_ne!(first_new.tcp_flags & tcp_flags::CWR, 0);
+        assert_eq!(
+            h.sent
+                .iter()
+                .filter(|p| p.tcp_flags & tcp_flags::CWR != 0)
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn rto_collapses_cwnd_retransmits_head_and_backs_off() {
+        let mut h = Harness::new(true, false, 10);
+        let rto0 = h.s.rto_ns();
+        assert_eq!(
+            rto0,
+            300 * MS,
+            "srtt 100 ms + rttvar max(200 ms, 2 x 100 ms)"
+        );
+        h.now = rto0;
+        let out = h.io(|s, io| s.on_rto(io));
+        assert_eq!(h.s.ca_state(), CaState::Loss);
+        assert_eq!(h.s.tp.cwnd, 1);
+        assert_eq!(h.s.tp.ssthresh, 5);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 0);
+        assert_eq!(h.s.rto_ns(), 2 * rto0, "exponential backoff");
+        h.now += h.s.rto_ns();
+        h.io(|s, io| s.on_rto(io));
+        assert_eq!(h.s.rto_ns(), 4 * rto0);
+        assert_eq!(
+            h.s.tp.ssthresh, 5,
+            "a repeated timeout does not reduce ssthresh again"
+        );
+        assert_eq!(h.s.stats.timeouts, 2);
     }
 }

@@ -1,0 +1,19 @@
+"""ccsim: a packet-level network simulator for congestion-control and AQM research.
+
+The simulator core is written in Rust (``ccsim._core``); this package turns scenarios into
+runs and runs into Arrow tables, Parquet files, plots and a command-line interface.
+
+>>> import ccsim
+>>> result = ccsim.run("examples/single_newreno.toml")       # doctest: +SKIP
+>>> result.summary["flows"][0]["goodput_mbps"]                # doctest: +SKIP
+>>> result.tables["flow_series"].to_pandas()                  # doctest: +SKIP
+"""
+
+from ccsim._core import ScenarioError
+from ccsim._core import version as _core_version
+from ccsim.api import run, validate
+from ccsim.results import RunResult
+
+__version__: str = _core_version()
+
+__all__ = ["RunResult", "ScenarioError", "__version__", "run", "validate"]

@@ -1,0 +1,90 @@
+"""The Python API: run or validate a scenario given as a file, a TOML string or a dict."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccsim import _core
+from ccsim.progress import progress_bar
+from ccsim.results import RunResult
+
+#: A scenario: a path to a ``.toml`` (or ``.json``) file, TOML text, or a dict of the schema.
+Scenario = str | os.PathLike[str] | Mapping[str, Any]
+
+#: ``True`` for a progress bar on stderr, or a callable given the fraction of simulated time.
+Progress = bool | Callable[[float], None]
+
+
+@dataclass(frozen=True)
+class ScenarioSource:
+    """Scenario text ready for the core, with where it came from (for messages)."""
+
+    text: str
+    fmt: str  # "toml" or "json"
+    label: str
+
+
+def _looks_like_json(text: str) -> bool:
+    return text.lstrip().startswith("{")
+
+
+def _looks_like_toml(text: str) -> bool:
+    return "\n" in text or "=" in text
+
+
+def load_scenario(scenario: Scenario) -> ScenarioSource:
+    """Turn any accepted scenario form into text for the core.
+
+    A ``str`` starting with ``{`` is JSON text, one containing a newline or ``=`` is TOML
+    text; any other ``str`` or path-like is a file name (``.json`` files are read as JSON,
+    everything else as TOML). A mapping is sent as JSON. Raises ``OSError`` /
+    ``UnicodeDecodeError`` if the file cannot be read.
+    """
+    if isinstance(scenario, Mapping):
+        return ScenarioSource(json.dumps(scenario, default=str), "json", "<dict>")
+    if isinstance(scenario, str) and _looks_like_json(scenario):
+        return ScenarioSource(scenario, "json", "<string>")
+    if isinstance(scenario, str) and _looks_like_toml(scenario):
+        return ScenarioSource(scenario, "toml", "<string>")
+    if isinstance(scenario, (str, os.PathLike)):
+        path = Path(scenario)
+        fmt = "json" if path.suffix.lower() == ".json" else "toml"
+        return ScenarioSource(path.read_text(encoding="utf-8"), fmt, str(path))
+    raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def check(source: ScenarioSource) -> None:
+    """Parse and validate (build without running); raise ``ScenarioError`` if it cannot run."""
+    _core.parse_check(source.text, source.fmt)
+
+
+def simulate(source: ScenarioSource, progress: Progress = False) -> RunResult:
+    """Run already-loaded scenario text (see :func:`run`)."""
+    if callable(progress):
+        summary_json, raw = _core.run(source.text, source.fmt, progress)
+    else:
+        with progress_bar(enabled=bool(progress), description=source.label) as update:
+            summary_json, raw = _core.run(source.text, source.fmt, update)
+    return RunResult.from_core(summary_json, raw)
+
+
+def validate(scenario: Scenario) -> None:
+    """Check a scenario without running it: raises :class:`ccsim.ScenarioError` if it has
+    an error (unknown key, missing unit, unknown algorithm or parameter, ...)."""
+    check(load_scenario(scenario))
+
+
+def run(scenario: Scenario, progress: Progress = False) -> RunResult:
+    """Simulate a scenario and return its summary and tables.
+
+    ``scenario`` is a path to a TOML file, TOML text, or a dict with the same keys.
+    ``progress=True`` shows a progress bar on stderr; a callable instead receives the
+    fraction of simulated time done (about every 1%). The simulation runs with the GIL
+    released. Raises :class:`ccsim.ScenarioError` for invalid input.
+    """
+    return simulate(load_scenario(scenario), progress)

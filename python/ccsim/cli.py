@@ -1,0 +1,186 @@
+"""The ``ccsim`` command: run, validate, plot, demo, bench.
+
+Bad input (a scenario error, an unreadable file, an unusable output path) prints one line,
+``error: ...``, on stderr and exits with status 2 without touching the output directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from ccsim import ScenarioError, __version__, api, bench
+from ccsim.api import ScenarioSource
+from ccsim.output import OutputDirError, check_output_dir
+from ccsim.plot import NoResultsError, plot_results
+from ccsim.report import print_report, report_console
+from ccsim.results import PlotError
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class BadInput(Exception):
+    """User input that cannot be used; the message is shown as ``error: <message>``."""
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+def _load(path: str) -> ScenarioSource:
+    try:
+        return api.load_scenario(Path(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise BadInput(f"{path}: cannot read scenario file: {reason}") from exc
+
+
+def _show_progress(args: argparse.Namespace) -> bool:
+    if getattr(args, "quiet", False):
+        return False
+    return bool(getattr(args, "progress", False)) or sys.stderr.isatty()
+
+
+def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> int:
+    """Validate, check the output path, simulate, write atomically, plot, report."""
+    api.check(source)
+    try:
+        check_output_dir(out)
+    except OutputDirError as exc:
+        raise BadInput(str(exc)) from exc
+    result = api.simulate(source, progress=_show_progress(args))
+    status = EXIT_OK
+    try:
+        result.write(out, plots=not args.no_plots)
+    except PlotError as exc:
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        status = EXIT_FAILED
+    if not args.quiet:
+        console = report_console()
+        print_report(result.summary, console, label=source.label)
+        console.print(f"results in [bold]{out}[/bold]")
+    return status
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    return _run_to_dir(_load(args.scenario), Path(args.output), args)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    text = resources.files("ccsim").joinpath("scenarios", "demo.toml").read_text("utf-8")
+    out = Path(args.output)
+    status = _run_to_dir(ScenarioSource(text, "toml", "demo.toml"), out, args)
+    files = sorted(p.name for p in out.iterdir() if p.suffix in (".parquet", ".json", ".png"))
+    print(f"demo results in {out.resolve()}/: {', '.join(files)}")
+    print(
+        f"next: open {out}/throughput.png, or in Python: "
+        f"pyarrow.parquet.read_table('{out}/flow_series.parquet')"
+    )
+    return status
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    api.check(_load(args.scenario))
+    print(f"ok: {args.scenario}")
+    return EXIT_OK
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        raise BadInput(f"{directory}: not a directory")
+    try:
+        written = plot_results(directory)
+    except NoResultsError as exc:
+        raise BadInput(str(exc)) from exc
+    for path in written:
+        print(path)
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    results = bench.run_all(report_console(), quick=args.quick)
+    if args.json:
+        Path(args.json).write_text(json.dumps(bench.as_records(results), indent=2) + "\n")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ccsim",
+        description="Packet-level network simulator for congestion-control and AQM research.",
+    )
+    parser.add_argument("--version", action="version", version=f"ccsim {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def output_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--no-plots", action="store_true", help="write no PNG plots")
+        p.add_argument("--quiet", action="store_true", help="no progress bar and no report")
+        p.add_argument(
+            "--progress",
+            action="store_true",
+            help="show the progress bar even when stderr is not a terminal",
+        )
+
+    p = sub.add_parser("run", help="simulate a scenario file and write its results")
+    p.add_argument("scenario", help="scenario file (.toml, or .json)")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="result directory (Parquet tables, summary.json, plots)",
+    )
+    output_options(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("validate", help="check a scenario file without running it")
+    p.add_argument("scenario")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("plot", help="draw PNG plots from a result directory")
+    p.add_argument("directory", metavar="DIR")
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser("demo", help="run the bundled demo scenario and plot it")
+    p.add_argument(
+        "-o",
+        "--output",
+        default="demo-out",
+        metavar="DIR",
+        help="result directory (default: demo-out)",
+    )
+    output_options(p)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("bench", help="run the standard speed benchmarks and report")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="simulate a tenth of each duration (targets scaled alike)",
+    )
+    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ScenarioError, BadInput) as exc:
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

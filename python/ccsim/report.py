@@ -1,0 +1,117 @@
+"""The end-of-run report printed by ``ccsim run`` and ``ccsim demo``."""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+#: Above this many flows the report shows one row per flow group instead of per flow.
+MAX_FLOW_ROWS = 20
+
+
+def _num(value: Any, fmt: str = ".3f") -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def _per_flow(flows: list[dict[str, Any]]) -> Table:
+    table = Table(title="Flows (measurement window)", title_justify="left")
+    for header in ("flow", "group", "type", "algorithm", "RTT ms"):
+        table.add_column(header, justify="left" if header in ("type", "algorithm") else "right")
+    for header in ("goodput Mb/s", "retransmits", "drops", "marks", "FCT s"):
+        table.add_column(header, justify="right")
+    for f in flows:
+        table.add_row(
+            str(f["flow_id"]),
+            str(f["group"]),
+            f["protocol"],
+            f["algorithm"],
+            _num(f["base_rtt_ms"], "g"),
+            _num(f["goodput_mbps"]),
+            str(f["retransmits"]),
+            str(f["drops"]),
+            str(f["marks"]),
+            _num(f.get("fct_s")),
+        )
+    return table
+
+
+def _per_group(flows: list[dict[str, Any]]) -> Table:
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for f in flows:
+        groups[(f["protocol"], f["group"])].append(f)
+    table = Table(
+        title=f"Flow groups, {len(flows)} flows (measurement window)", title_justify="left"
+    )
+    for header in ("type", "group", "flows", "algorithm", "RTT ms"):
+        table.add_column(header, justify="left" if header in ("type", "algorithm") else "right")
+    for header in ("goodput Mb/s total", "per flow", "min", "max", "retransmits"):
+        table.add_column(header, justify="right")
+    for (protocol, group), members in sorted(groups.items()):
+        goodputs = [f["goodput_mbps"] for f in members]
+        rtts = sorted({f["base_rtt_ms"] for f in members})
+        table.add_row(
+            protocol,
+            str(group),
+            str(len(members)),
+            members[0]["algorithm"],
+            ", ".join(_num(r, "g") for r in rtts),
+            _num(sum(goodputs)),
+            _num(sum(goodputs) / len(goodputs)),
+            _num(min(goodputs)),
+            _num(max(goodputs)),
+            str(sum(f["retransmits"] for f in members)),
+        )
+    return table
+
+
+def _bottleneck(summary: dict[str, Any]) -> Table:
+    b = summary["bottleneck"]
+    table = Table(title=f"Bottleneck {b['name']} ({b['discipline']})", title_justify="left")
+    for header in (
+        "utilisation",
+        "sojourn ms: mean",
+        "p50",
+        "p90",
+        "p99",
+        "drop prob.",
+        "mark prob.",
+    ):
+        table.add_column(header, justify="right")
+    table.add_row(
+        _num(summary["utilisation"], ".4f"),
+        _num(b["sojourn_mean_ms"]),
+        _num(b["sojourn_p50_ms"]),
+        _num(b["sojourn_p90_ms"]),
+        _num(b["sojourn_p99_ms"]),
+        _num(b["drop_probability"], ".3e"),
+        _num(b["mark_probability"], ".3e"),
+    )
+    return table
+
+
+def report_console() -> Console:
+    """stdout; 120 columns when it is not a terminal (rich would assume 80)."""
+    return Console() if sys.stdout.isatty() else Console(width=120)
+
+
+def print_report(summary: dict[str, Any], console: Console, label: str = "") -> None:
+    """Per-flow goodput, bottleneck utilisation / sojourn / drop and mark probability,
+    Jain index, events and wall-clock seconds."""
+    flows = summary.get("flows", [])
+    head = f"[bold]{label}[/bold]  " if label else ""
+    console.print(
+        f"{head}seed {summary['seed']}, {summary['duration_s']:g} s simulated, measured "
+        f"{summary['measure_start_s']:g}-{summary['measure_end_s']:g} s"
+    )
+    console.print(_per_flow(flows) if len(flows) <= MAX_FLOW_ROWS else _per_group(flows))
+    console.print(_bottleneck(summary))
+    wall = summary["wall_s"]
+    rate = f" ({summary['events'] / wall:,.0f} events/s)" if wall > 0 else ""
+    console.print(
+        f"Jain index {_num(summary['jain_index'], '.4f')}   events {summary['events']:,}{rate}"
+        f"   wall {wall:.3f} s"
+    )

@@ -1,0 +1,122 @@
+"""Run results: the summary dict and Arrow tables, and writing them as Parquet + JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ccsim.output import staged_dir
+
+_NUMERIC: dict[str, tuple[pa.DataType, str]] = {
+    "f64": (pa.float64(), "<f8"),
+    "u64": (pa.uint64(), "<u8"),
+    "u32": (pa.uint32(), "<u4"),
+}
+
+#: Fixed Parquet writer options: the same tables give byte-identical files.
+PARQUET_OPTIONS: dict[str, Any] = {
+    "version": "2.6",
+    "compression": "zstd",
+    "compression_level": 3,
+    "use_dictionary": True,
+    "write_statistics": True,
+    "data_page_version": "1.0",
+    "row_group_size": 1 << 20,
+    "store_schema": True,
+}
+
+SUMMARY_FILE = "summary.json"
+
+
+class PlotError(RuntimeError):
+    """Plotting failed after the results themselves were written."""
+
+
+def column_to_arrow(dtype: str, data: bytes | list[str]) -> pa.Array:
+    """One core column (``dtype``, data) as an Arrow array, without copying numbers."""
+    if dtype == "str":
+        return pa.array(data, type=pa.string())
+    if dtype not in _NUMERIC:
+        raise ValueError(f"unknown column dtype {dtype!r} from the core")
+    arrow_type, np_dtype = _NUMERIC[dtype]
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"a {dtype} column comes as bytes, not {type(data).__name__}")
+    values = np.frombuffer(data, dtype=np_dtype)
+    if sys.byteorder != "little":
+        values = values.astype(values.dtype.newbyteorder("="))
+    return pa.array(values, type=arrow_type)
+
+
+def tables_from_core(raw: dict[str, dict[str, tuple[str, Any]]]) -> dict[str, pa.Table]:
+    """``{name: {column: (dtype, data)}}`` from the core as Arrow tables, order kept."""
+    tables: dict[str, pa.Table] = {}
+    for name, columns in raw.items():
+        arrays = [column_to_arrow(dtype, data) for dtype, data in columns.values()]
+        tables[name] = pa.Table.from_arrays(arrays, names=list(columns))
+    return tables
+
+
+def write_parquet(table: pa.Table, path: Path) -> None:
+    """Write ``table`` with :data:`PARQUET_OPTIONS` (deterministic bytes)."""
+    pq.write_table(table, path, **PARQUET_OPTIONS)
+
+
+def write_summary(summary: dict[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+
+
+def write_results(summary: dict[str, Any], tables: dict[str, pa.Table], directory: Path) -> None:
+    """Write ``<table>.parquet`` for every table and ``summary.json`` into ``directory``."""
+    for name, table in tables.items():
+        write_parquet(table, directory / f"{name}.parquet")
+    write_summary(summary, directory / SUMMARY_FILE)
+
+
+@dataclass
+class RunResult:
+    """What :func:`ccsim.run` returns.
+
+    ``summary`` is the ``summary.json`` document (per-flow and bottleneck figures over the
+    measurement window, Jain index, event count, wall-clock seconds). ``tables`` maps each
+    table name (``flow_series``, ``cc_trace``, ``queue_series``, ``sojourn_cdf``, ``flows``)
+    to a :class:`pyarrow.Table`; use ``.to_pandas()`` or ``.column(name).to_numpy()``.
+    """
+
+    summary: dict[str, Any]
+    tables: dict[str, pa.Table]
+
+    @classmethod
+    def from_core(cls, summary_json: str, raw: dict[str, Any]) -> RunResult:
+        return cls(summary=json.loads(summary_json), tables=tables_from_core(raw))
+
+    def write(self, out_dir: str | os.PathLike[str], *, plots: bool = False) -> Path:
+        """Write one Parquet file per table plus ``summary.json`` (and the PNG plots if
+        ``plots``) into ``out_dir``. If only plotting fails, the results are still written
+        and :class:`PlotError` is raised.
+
+        Files are written to a temporary directory next to ``out_dir`` and moved into place
+        only once all are written. Files ccsim did not write in an existing ``out_dir`` are
+        left alone. Returns the output directory.
+        """
+        out = Path(out_dir)
+        plot_failure: Exception | None = None
+        with staged_dir(out) as stage:
+            write_results(self.summary, self.tables, stage)
+            if plots:
+                from ccsim.plot import plot_results
+
+                try:
+                    plot_results(stage)
+                except Exception as exc:  # the results matter more than the pictures
+                    plot_failure = exc
+        if plot_failure is not None:
+            raise PlotError(f"plotting failed: {plot_failure} (results written to {out})")
+        return out
