@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use crate::api::ProgressFn;
-use crate::cc;
+use crate::cc::{self, CongestionControl};
 use crate::engine::rng::{stream, StreamKind};
 use crate::engine::sched::TcpTimerKind;
 use crate::engine::{serialisation_ns, Event, Scheduler, NS_PER_SEC};
@@ -351,6 +351,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 min_rto_ns: g.min_rto.ns,
                 delayed_ack: g.delayed_ack,
                 total_bytes: g.size.map(|s| s.bytes),
+                accurate_ecn: g.ecn && cc.needs_accurate_ecn(),
             };
             let receiver = TcpReceiver::new(fid, 2 * fid + 1, &cfg, DELACK_NS);
             let sender = TcpSender::new(fid, 2 * fid, cfg, cc, flow_path_rtts[fid as usize]);

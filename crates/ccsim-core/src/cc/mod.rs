@@ -53,6 +53,9 @@ pub enum ReductionCause {
     Loss,
     /// An ACK carried ECN-Echo (RFC 3168 §6.1.2).
     Ecn,
+    /// The controller itself asked for a reduction (`CcState::request_cwr`), e.g. CDG's
+    /// delay-gradient backoff.
+    Delay,
 }
 
 /// The sender state a congestion controller reads and writes (Linux `tcp_sock` fields).
@@ -86,6 +89,10 @@ pub struct CcState {
     pub delivered_ce: u64,
     /// Whether ECN was negotiated on this flow.
     pub ecn_ok: bool,
+    /// Set by a controller (in `cong_avoid`) to make the sender enter CWR and reduce
+    /// through `ssthresh` with [`ReductionCause::Delay`], as Linux CDG calls
+    /// `tcp_enter_cwr()`. The sender clears it.
+    pub request_cwr: bool,
 }
 
 impl CcState {

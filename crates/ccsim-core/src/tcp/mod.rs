@@ -26,6 +26,9 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Bytes to transfer; `None` = greedy bulk sender.
     pub total_bytes: Option<u64>,
+    /// The congestion controller needs ECT on every packet and a per-packet CE echo
+    /// (DCTCP, Linux `TCP_CONG_NEEDS_ECN`); set from the controller at build time.
+    pub accurate_ecn: bool,
 }
 
 impl TcpConfig {

@@ -296,6 +296,7 @@ mod tests {
             min_rto_ns: 200_000_000,
             delayed_ack,
             total_bytes: None,
+            accurate_ecn: false,
         }
     }
 

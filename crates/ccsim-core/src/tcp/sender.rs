@@ -73,6 +73,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     pub fast_recoveries: u64,
     pub ecn_reductions: u64,
+    /// Reductions a delay-based controller asked for (CDG's backoff).
+    pub delay_reductions: u64,
 }
 
 /// The sending end of one TCP flow.
@@ -143,6 +145,7 @@ impl TcpSender {
             delivered: 0,
             delivered_ce: 0,
             ecn_ok: cfg.ecn,
+            request_cwr: false,
         };
         let rto_ns = rtt.rto_ns();
         TcpSender {
@@ -551,6 +554,9 @@ impl TcpSender {
             self.rto_timer.arm(now + self.rto_ns);
         }
 
+        // Delivered counts are updated before `in_ack_event`, as Linux counts them in
+        // tcp_sacktag_write_queue()/tcp_clean_rtx_queue() (DCTCP reads them there).
+        self.count_delivered(delivered, info.ece);
         self.cc.in_ack_event(
             &mut self.tp,
             AckFlags {
@@ -563,14 +569,10 @@ impl TcpSender {
             || info.data_sacked
             || info.ece
             || self.tp.ca_state != CaState::Open;
-        let mut delivered_reno = 0;
         if dubious {
-            delivered_reno = self.fastretrans_alert(info, prior_snd_una);
-        }
-        delivered += delivered_reno;
-        self.tp.delivered += delivered as u64;
-        if info.ece {
-            self.tp.delivered_ce += delivered as u64;
+            let delivered_reno = self.fastretrans_alert(info, prior_snd_una);
+            self.count_delivered(delivered_reno, info.ece);
+            delivered += delivered_reno;
         }
 
         // tcp_cong_control()
@@ -580,8 +582,21 @@ impl TcpSender {
         } else if info.snd_una_advanced {
             self.tp.is_cwnd_limited = self.is_cwnd_limited();
             self.cc.cong_avoid(&mut self.tp, delivered);
+            // A delay-based controller may ask for a reduction from cong_avoid, as Linux
+            // CDG calls tcp_enter_cwr() there.
+            if std::mem::take(&mut self.tp.request_cwr) {
+                self.enter_cwr_cause(ReductionCause::Delay);
+            }
         }
         self.try_send(io);
+    }
+
+    /// Linux `tcp_count_delivered()`.
+    fn count_delivered(&mut self, delivered: u32, ece: bool) {
+        self.tp.delivered += delivered as u64;
+        if ece {
+            self.tp.delivered_ce += delivered as u64;
+        }
     }
 
     /// Linux `tcp_fastretrans_alert()`. Returns packets "delivered" by Reno duplicate-ACK
@@ -779,10 +794,18 @@ impl TcpSender {
 
     /// Linux `tcp_enter_cwr()`: react to ECE at most once per window.
     fn enter_cwr(&mut self) {
+        self.enter_cwr_cause(ReductionCause::Ecn);
+    }
+
+    /// Linux `tcp_enter_cwr()` for an ECN echo or a delay-based backoff.
+    fn enter_cwr_cause(&mut self, cause: ReductionCause) {
         if self.tp.ca_state < CaState::Cwr {
-            self.init_cwnd_reduction(ReductionCause::Ecn);
+            self.init_cwnd_reduction(cause);
             self.set_state(CaState::Cwr);
-            self.stats.ecn_reductions += 1;
+            match cause {
+                ReductionCause::Ecn => self.stats.ecn_reductions += 1,
+                _ => self.stats.delay_reductions += 1,
+            }
         }
     }
 
@@ -938,6 +961,7 @@ mod tests {
                 min_rto_ns: 200 * MS,
                 delayed_ack: false,
                 total_bytes: None,
+                accurate_ecn: false,
             };
             let mut h = Harness {
                 s: TcpSender::new(0, 0, cfg, Cc::NewReno(NewReno::default()), 100 * MS),
