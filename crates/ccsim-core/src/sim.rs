@@ -258,6 +258,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             mtu_bytes,
         };
         let qd = qdisc::build(&p.queue, &p.queue_path, info)?;
+        let qdisc_uses_timer = qd.uses_timer();
         let tl = &topo.links[i];
         let line = match lines.iter().position(|d| d.delay_ns == p.delay_ns) {
             Some(k) => k,
@@ -279,6 +280,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             rng: stream(sc.seed, StreamKind::Qdisc, i as u64),
             busy_until_ns: 0,
             tx_pending: false,
+            qdisc_uses_timer,
+            qdisc_timer: Default::default(),
             line,
             stats: QueueStats::new(p.stats_hist),
         });
@@ -433,6 +436,9 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         cc_names,
     };
 
+    for l in 0..world.links.len() as u32 {
+        world.sync_qdisc_timer(l);
+    }
     // Initial events: measurement window first so it wins ties at the same instant.
     world.sched.at(world.measure_start_ns, Event::MeasureStart);
     world.sched.at(world.measure_end_ns, Event::MeasureEnd);
@@ -553,6 +559,7 @@ impl World {
                 self.link_start_tx(l);
             }
             Event::LineArrive(k) => self.line_arrive(k),
+            Event::QdiscTimer(l) => self.qdisc_timer(l),
             Event::TcpTimer { flow, timer } => self.tcp_timer(flow, timer),
             Event::FlowStart(f) => {
                 let now = self.sched.now();
@@ -598,6 +605,50 @@ impl World {
         self.drop_buf.clear();
     }
 
+    /// Keep the link's timer in step with what its discipline asks for.
+    #[inline]
+    fn sync_qdisc_timer(&mut self, l: u32) {
+        let link = &mut self.links[l as usize];
+        if !link.qdisc_uses_timer {
+            return;
+        }
+        match link.qdisc.timer_deadline() {
+            Some(t) => link.qdisc_timer.arm(t),
+            None => return,
+        }
+        if let Some(t) = link.qdisc_timer.sync() {
+            self.sched.at(t, Event::QdiscTimer(l));
+        }
+    }
+
+    fn qdisc_timer(&mut self, l: u32) {
+        let now = self.sched.now();
+        let link = &mut self.links[l as usize];
+        match link.qdisc_timer.on_event(now) {
+            TimerFire::Stale => return,
+            TimerFire::Reschedule(t) => {
+                self.sched.at(t, Event::QdiscTimer(l));
+                return;
+            }
+            TimerFire::Fire => {}
+        }
+        let mut ctx = QdiscCtx {
+            now_ns: now,
+            pool: &mut self.pool,
+            dropped: &mut self.drop_buf,
+            marked: &mut self.mark_buf,
+            rng: &mut link.rng,
+        };
+        link.qdisc.on_timer(&mut ctx);
+        self.account_qdisc_outcome(l);
+        self.sync_qdisc_timer(l);
+        // A timer may make a held packet eligible (a shaper's tokens).
+        let link = &self.links[l as usize];
+        if !link.tx_pending && now >= link.busy_until_ns && link.qdisc.len_packets() > 0 {
+            self.link_start_tx(l);
+        }
+    }
+
     fn link_enqueue(&mut self, l: u32, id: PacketId) {
         let now = self.sched.now();
         self.pool.get_mut(id).enqueue_ns = now;
@@ -613,7 +664,11 @@ impl World {
         link.qdisc.enqueue(id, &mut ctx);
         let idle = !link.tx_pending;
         let busy_until = link.busy_until_ns;
+        let wants_timer = link.qdisc_uses_timer;
         self.account_qdisc_outcome(l);
+        if wants_timer {
+            self.sync_qdisc_timer(l);
+        }
         if idle {
             if now >= busy_until {
                 self.link_start_tx(l);
@@ -635,8 +690,12 @@ impl World {
             rng: &mut link.rng,
         };
         let next = link.qdisc.dequeue(&mut ctx);
+        let wants_timer = link.qdisc_uses_timer;
         if !self.drop_buf.is_empty() || !self.mark_buf.is_empty() {
             self.account_qdisc_outcome(l);
+        }
+        if wants_timer {
+            self.sync_qdisc_timer(l);
         }
         let in_window = self.in_window;
         let link = &mut self.links[l as usize];

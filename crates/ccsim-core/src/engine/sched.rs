@@ -20,6 +20,8 @@ pub enum Event {
     LinkTxDone(u32),
     /// The packet at the head of a propagation delay line reaches the far end.
     LineArrive(u32),
+    /// A link's queue discipline asked to be called at this time.
+    QdiscTimer(u32),
     /// A timer of a TCP flow fires (the flow checks whether it is still due).
     TcpTimer {
         flow: u32,

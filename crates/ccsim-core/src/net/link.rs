@@ -34,6 +34,9 @@ pub struct Link {
     pub busy_until_ns: u64,
     /// A `LinkTxDone` event is scheduled.
     pub tx_pending: bool,
+    /// The discipline uses timers (`QueueDisc::uses_timer`), and its timer.
+    pub qdisc_uses_timer: bool,
+    pub qdisc_timer: crate::tcp::Timer,
     /// The [`DelayLine`] this link propagates through.
     pub line: u32,
     pub stats: QueueStats,

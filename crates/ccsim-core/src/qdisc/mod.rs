@@ -71,6 +71,19 @@ pub trait QueueDisc {
     }
     /// Every packet held, for end-of-run accounting.
     fn held(&self) -> Vec<PacketId>;
+    /// Whether the discipline ever uses [`QueueDisc::timer_deadline`]; asked once when the
+    /// link is built, so that timer-free disciplines cost nothing per packet.
+    fn uses_timer(&self) -> bool {
+        false
+    }
+    /// When the discipline next wants [`QueueDisc::on_timer`] called (periodic updates
+    /// such as PIE's drop-probability calculation every `tupdate`), or `None`.
+    /// Asked after every enqueue, dequeue and timer call.
+    fn timer_deadline(&self) -> Option<u64> {
+        None
+    }
+    /// The time returned by `timer_deadline` has come.
+    fn on_timer(&mut self, _ctx: &mut QdiscCtx<'_>) {}
 }
 
 /// The disciplines ccsim knows, dispatched statically.
@@ -122,6 +135,16 @@ impl QueueDisc for Qdisc {
     }
     fn held(&self) -> Vec<PacketId> {
         each_qdisc!(self, q => q.held())
+    }
+    fn uses_timer(&self) -> bool {
+        each_qdisc!(self, q => q.uses_timer())
+    }
+    #[inline]
+    fn timer_deadline(&self) -> Option<u64> {
+        each_qdisc!(self, q => q.timer_deadline())
+    }
+    fn on_timer(&mut self, ctx: &mut QdiscCtx<'_>) {
+        each_qdisc!(self, q => q.on_timer(ctx))
     }
 }
 
