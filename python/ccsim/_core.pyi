@@ -1,6 +1,7 @@
 """Type stubs of the Rust extension module (crates/ccsim-py)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 __version__: str
 
@@ -12,7 +13,16 @@ class ScenarioError(ValueError):
 RawTables = dict[str, dict[str, tuple[str, bytes | list[str]]]]
 
 def parse_check(text: str, fmt: str) -> None: ...
+
+#: A controller gets every TCP flow's state and returns ``(flow_id, name, value)`` changes.
+Controller = Callable[[list[dict[str, Any]]], Iterable[Any] | None]
+
 def run(
-    text: str, fmt: str, progress: Callable[[float], None] | None = None
+    text: str,
+    fmt: str,
+    progress: Callable[[float], None] | None = None,
+    controller: Controller | None = None,
+    control_interval_ns: int = 100_000_000,
 ) -> tuple[str, RawTables]: ...
+def duration_ns(text: str, key: str) -> int: ...
 def version() -> str: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,13 @@ Scenario = str | os.PathLike[str] | Mapping[str, Any]
 
 #: ``True`` for a progress bar on stderr, or a callable given the fraction of simulated time.
 Progress = bool | Callable[[float], None]
+
+#: A controller receives a list with one dict per TCP flow (``flow_id``, ``group``,
+#: ``time_s``, ``bytes_sent``, ``bytes_acked``, ``bytes_left`` (None for bulk flows),
+#: ``cwnd_pkts``, ``ssthresh_pkts``, ``srtt_ms``, ``min_rtt_ms``, ``active``) and returns
+#: parameter changes for the flows' congestion controllers as ``(flow_id, name, value)``
+#: triples (or dicts with those keys), or None.
+Controller = Callable[[list[dict[str, Any]]], Iterable[Any] | None]
 
 
 @dataclass(frozen=True)
@@ -63,13 +70,19 @@ def check(source: ScenarioSource) -> None:
     _core.parse_check(source.text, source.fmt)
 
 
-def simulate(source: ScenarioSource, progress: Progress = False) -> RunResult:
+def simulate(
+    source: ScenarioSource,
+    progress: Progress = False,
+    controller: Controller | None = None,
+    control_interval: str = "100ms",
+) -> RunResult:
     """Run already-loaded scenario text (see :func:`run`)."""
+    interval_ns = _core.duration_ns(control_interval, "control_interval")
     if callable(progress):
-        summary_json, raw = _core.run(source.text, source.fmt, progress)
+        summary_json, raw = _core.run(source.text, source.fmt, progress, controller, interval_ns)
     else:
         with progress_bar(enabled=bool(progress), description=source.label) as update:
-            summary_json, raw = _core.run(source.text, source.fmt, update)
+            summary_json, raw = _core.run(source.text, source.fmt, update, controller, interval_ns)
     return RunResult.from_core(summary_json, raw)
 
 
@@ -79,12 +92,20 @@ def validate(scenario: Scenario) -> None:
     check(load_scenario(scenario))
 
 
-def run(scenario: Scenario, progress: Progress = False) -> RunResult:
+def run(
+    scenario: Scenario,
+    progress: Progress = False,
+    controller: Controller | None = None,
+    control_interval: str = "100ms",
+) -> RunResult:
     """Simulate a scenario and return its summary and tables.
 
     ``scenario`` is a path to a TOML file, TOML text, or a dict with the same keys.
     ``progress=True`` shows a progress bar on stderr; a callable instead receives the
-    fraction of simulated time done (about every 1%). The simulation runs with the GIL
-    released. Raises :class:`ccsim.ScenarioError` for invalid input.
+    fraction of simulated time done (about every 1%). ``controller`` is called every
+    ``control_interval`` of simulated time with the state of every TCP flow and may
+    retune their congestion controllers (see :data:`Controller`); an exception it raises
+    stops the run and propagates. The simulation runs with the GIL released. Raises
+    :class:`ccsim.ScenarioError` for invalid input, including a bad parameter change.
     """
-    return simulate(load_scenario(scenario), progress)
+    return simulate(load_scenario(scenario), progress, controller, control_interval)

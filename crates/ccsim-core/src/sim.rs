@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use crate::api::ProgressFn;
+use crate::api::{Control, ProgressFn};
 use crate::cc::{self, CongestionControl};
 use crate::engine::rng::{stream, StreamKind};
 use crate::engine::sched::TcpTimerKind;
@@ -77,6 +77,48 @@ struct Series {
     q_marks: Vec<u64>,
 }
 
+/// What a scheduled change does.
+#[derive(Debug, Clone)]
+enum ChangeAction {
+    /// Set congestion-control parameters of flows `first..first + count`.
+    CcParams {
+        first: u32,
+        count: u32,
+        params: Vec<(String, ParamValue)>,
+        path: String,
+    },
+    /// Set a link's rate; the packet being serialised keeps its time.
+    LinkRate { link: u32, rate_bps: u64 },
+}
+
+/// The state of one TCP flow as an external controller sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowState {
+    pub flow_id: u32,
+    pub group: u32,
+    pub time_s: f64,
+    /// Application bytes sent (first transmissions) and acknowledged so far.
+    pub bytes_sent: u64,
+    pub bytes_acked: u64,
+    /// Bytes of a finite transfer not yet acknowledged; `None` for a bulk flow.
+    pub bytes_left: Option<u64>,
+    pub cwnd_pkts: u32,
+    /// `None` while ssthresh is still infinite.
+    pub ssthresh_pkts: Option<u32>,
+    pub srtt_ms: f64,
+    pub min_rtt_ms: f64,
+    /// Whether the application has started and the transfer is not complete.
+    pub active: bool,
+}
+
+/// A parameter change an external controller asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamUpdate {
+    pub flow_id: u32,
+    pub name: String,
+    pub value: ParamValue,
+}
+
 /// Snapshot of per-flow byte counters (delivered, received).
 type FlowBytes = Vec<(u64, u64)>;
 
@@ -112,6 +154,7 @@ pub struct World {
     win_end_queue: QueueSnapshot,
     seed: u64,
     cc_names: Vec<&'static str>,
+    changes: Vec<ChangeAction>,
 }
 
 fn param_str(spec: &AlgoSpec) -> AlgoSpec {
@@ -434,10 +477,52 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         win_end_queue: QueueSnapshot::default(),
         seed: sc.seed,
         cc_names,
+        changes: Vec::new(),
     };
 
     for l in 0..world.links.len() as u32 {
         world.sync_qdisc_timer(l);
+    }
+    // Scheduled changes, validated now on a copy of the group's controller.
+    let mut first = 0u32;
+    let mut timed: Vec<(u64, ChangeAction)> = Vec::new();
+    for (gi, g) in sc.flows.iter().enumerate() {
+        for (k, ch) in g.changes.iter().enumerate() {
+            let path = format!("flows[{gi}].changes[{k}]");
+            let mut probe = world.tcp[first as usize].sender.cc.clone();
+            for (name, value) in &ch.params {
+                probe.set_param(&path, name, value)?;
+            }
+            timed.push((
+                ch.at.ns,
+                ChangeAction::CcParams {
+                    first,
+                    count: g.count,
+                    params: ch
+                        .params
+                        .iter()
+                        .map(|(n, v)| (n.clone(), v.clone()))
+                        .collect(),
+                    path,
+                },
+            ));
+        }
+        first += g.count;
+    }
+    for rc in &sc.bottleneck.rate_changes {
+        timed.push((
+            rc.at.ns,
+            ChangeAction::LinkRate {
+                link: world.bottleneck,
+                rate_bps: rc.rate.bps,
+            },
+        ));
+    }
+    for (at, action) in timed {
+        world
+            .sched
+            .at(at, Event::Change(world.changes.len() as u32));
+        world.changes.push(action);
     }
     // Initial events: measurement window first so it wins ties at the same instant.
     world.sched.at(world.measure_start_ns, Event::MeasureStart);
@@ -478,20 +563,62 @@ pub fn build_only(sc: &Scenario) -> Result<(), ScenarioError> {
 
 /// Build and run a scenario.
 pub fn run(sc: &Scenario, progress: Option<ProgressFn<'_>>) -> Result<RunOutput, ScenarioError> {
+    run_controlled(sc, progress, None)
+}
+
+/// Build and run a scenario with an optional external controller.
+pub fn run_controlled(
+    sc: &Scenario,
+    progress: Option<ProgressFn<'_>>,
+    control: Option<Control<'_>>,
+) -> Result<RunOutput, ScenarioError> {
     let mut world = build(sc)?;
+    if let Some(c) = &control {
+        if c.interval_ns == 0 {
+            return Err(ScenarioError::new(
+                "control_interval",
+                "expected a positive duration like \"100ms\"",
+            ));
+        }
+        world
+            .sched
+            .at(c.interval_ns.min(world.duration_ns), Event::ControlTick);
+    }
     let started = Instant::now();
-    world.run_until_end(progress);
+    world.run_until_end_controlled(progress, control)?;
     let wall_s = started.elapsed().as_secs_f64();
     Ok(world.finish(wall_s))
 }
 
 impl World {
     /// Run every event up to the scenario's duration.
-    pub fn run_until_end(&mut self, mut progress: Option<ProgressFn<'_>>) {
+    pub fn run_until_end(&mut self, progress: Option<ProgressFn<'_>>) {
+        self.run_until_end_controlled(progress, None)
+            .expect("without a controller a run cannot fail");
+    }
+
+    /// Run to the end, calling the external controller at its ticks.
+    pub fn run_until_end_controlled(
+        &mut self,
+        mut progress: Option<ProgressFn<'_>>,
+        mut control: Option<Control<'_>>,
+    ) -> Result<(), ScenarioError> {
         let end = self.duration_ns;
         let step = (end / 100).max(1);
         let mut next_report = step;
         while let Some(ev) = self.sched.pop_until(end) {
+            if ev == Event::ControlTick {
+                if let Some(c) = control.as_mut() {
+                    let states = self.flow_states();
+                    let updates = (c.callback)(&states);
+                    self.apply_updates(&updates)?;
+                    let next = self.sched.now() + c.interval_ns;
+                    if next <= end {
+                        self.sched.at(next, Event::ControlTick);
+                    }
+                }
+                continue;
+            }
             self.dispatch(ev);
             if let Some(p) = progress.as_mut() {
                 let now = self.sched.now();
@@ -504,6 +631,71 @@ impl World {
         self.sched.advance_to(end);
         if let Some(p) = progress.as_mut() {
             p(1.0);
+        }
+        Ok(())
+    }
+
+    /// Every TCP flow's state, for an external controller.
+    pub fn flow_states(&self) -> Vec<FlowState> {
+        let t = self.sched.now() as f64 / NS_PER_SEC as f64;
+        self.tcp
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let s = &f.sender;
+                let mss = s.cfg.mss as u64;
+                let acked = (s.tp.snd_una * mss).min(s.cfg.total_bytes.unwrap_or(u64::MAX));
+                let sent = (s.tp.snd_nxt * mss).min(s.cfg.total_bytes.unwrap_or(u64::MAX));
+                FlowState {
+                    flow_id: i as u32,
+                    group: f.group,
+                    time_s: t,
+                    bytes_sent: sent,
+                    bytes_acked: acked,
+                    bytes_left: s.cfg.total_bytes.map(|b| b - acked),
+                    cwnd_pkts: s.tp.cwnd,
+                    ssthresh_pkts: (s.tp.ssthresh < cc::INFINITE_SSTHRESH).then_some(s.tp.ssthresh),
+                    srtt_ms: s.srtt_ns() as f64 / 1e6,
+                    min_rtt_ms: s.tp.min_rtt_ns as f64 / 1e6,
+                    active: self.sched.now() >= f.start_ns && !s.is_complete(),
+                }
+            })
+            .collect()
+    }
+
+    /// Apply an external controller's parameter changes.
+    pub fn apply_updates(&mut self, updates: &[ParamUpdate]) -> Result<(), ScenarioError> {
+        for u in updates {
+            let path = format!("controller.flows[{}].cc", u.flow_id);
+            let flow = self.tcp.get_mut(u.flow_id as usize).ok_or_else(|| {
+                ScenarioError::new("controller", format!("no TCP flow {}", u.flow_id))
+            })?;
+            flow.sender.cc.set_param(&path, &u.name, &u.value)?;
+        }
+        Ok(())
+    }
+
+    fn apply_change(&mut self, i: u32) {
+        match self.changes[i as usize].clone() {
+            ChangeAction::CcParams {
+                first,
+                count,
+                params,
+                path,
+            } => {
+                for f in first..first + count {
+                    for (name, value) in &params {
+                        self.tcp[f as usize]
+                            .sender
+                            .cc
+                            .set_param(&path, name, value)
+                            .expect("validated when the scenario was built");
+                    }
+                }
+            }
+            ChangeAction::LinkRate { link, rate_bps } => {
+                self.links[link as usize].rate_bps = rate_bps
+            }
         }
     }
 
@@ -584,7 +776,8 @@ impl World {
                 self.win_end_bytes = self.flow_bytes();
                 self.win_end_queue = self.links[self.bottleneck as usize].stats.snapshot();
             }
-            Event::Change(_) => {}
+            Event::Change(i) => self.apply_change(i),
+            Event::ControlTick => {}
         }
     }
 

@@ -14,8 +14,9 @@
 use std::panic::{self, AssertUnwindSafe};
 
 use ccsim_core::api;
+use ccsim_core::api::{FlowState, ParamUpdate};
 use ccsim_core::results::{Column, RunOutput, Table};
-use ccsim_core::scenario::{Scenario, ScenarioError as CoreScenarioError};
+use ccsim_core::scenario::{ParamValue, Scenario, ScenarioError as CoreScenarioError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -48,8 +49,77 @@ struct Abandoned;
 
 /// Run the simulation; called with the GIL released. Returns the output and the summary
 /// serialised as JSON.
-fn simulate(scenario: &Scenario, callback: Option<&Py<PyAny>>) -> PyResult<(RunOutput, String)> {
-    let mut raised: Option<PyErr> = None;
+/// A flow's state as the dict a Python controller receives.
+fn flow_state_to_py<'py>(py: Python<'py>, s: &FlowState) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("flow_id", s.flow_id)?;
+    d.set_item("group", s.group)?;
+    d.set_item("time_s", s.time_s)?;
+    d.set_item("bytes_sent", s.bytes_sent)?;
+    d.set_item("bytes_acked", s.bytes_acked)?;
+    d.set_item("bytes_left", s.bytes_left)?;
+    d.set_item("cwnd_pkts", s.cwnd_pkts)?;
+    d.set_item("ssthresh_pkts", s.ssthresh_pkts)?;
+    d.set_item("srtt_ms", s.srtt_ms)?;
+    d.set_item("min_rtt_ms", s.min_rtt_ms)?;
+    d.set_item("active", s.active)?;
+    Ok(d)
+}
+
+/// Read a controller's answer: an iterable of `(flow_id, name, value)` triples (or
+/// dicts with those keys); `None` means no change.
+fn updates_from_py(answer: &Bound<'_, PyAny>) -> PyResult<Vec<ParamUpdate>> {
+    let mut updates = Vec::new();
+    if answer.is_none() {
+        return Ok(updates);
+    }
+    for item in answer.try_iter()? {
+        let item = item?;
+        let (flow_id, name, value): (u32, String, Bound<'_, PyAny>) =
+            if let Ok(d) = item.cast::<PyDict>() {
+                let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+                    d.get_item(k)?.ok_or_else(|| {
+                        PyValueError::new_err(format!("controller update misses key {k:?}"))
+                    })
+                };
+                (
+                    get("flow_id")?.extract()?,
+                    get("name")?.extract()?,
+                    get("value")?,
+                )
+            } else {
+                item.extract()?
+            };
+        let value = if let Ok(b) = value.extract::<bool>() {
+            ParamValue::Bool(b)
+        } else if let Ok(x) = value.extract::<f64>() {
+            ParamValue::Number(x)
+        } else if let Ok(s) = value.extract::<String>() {
+            ParamValue::Str(s)
+        } else {
+            return Err(PyValueError::new_err(format!(
+                "controller update for flow {flow_id} {name:?}: expected a number, bool or string"
+            )));
+        };
+        updates.push(ParamUpdate {
+            flow_id,
+            name,
+            value,
+        });
+    }
+    Ok(updates)
+}
+
+fn simulate(
+    scenario: &Scenario,
+    callback: Option<&Py<PyAny>>,
+    controller: Option<(&Py<PyAny>, u64)>,
+) -> PyResult<(RunOutput, String)> {
+    let raised: std::cell::RefCell<Option<PyErr>> = std::cell::RefCell::new(None);
+    let abandon = |err: PyErr| -> ! {
+        *raised.borrow_mut() = Some(err);
+        panic::resume_unwind(Box::new(Abandoned));
+    };
     let outcome = {
         let mut on_progress = |fraction: f64| {
             let result = Python::attach(|py| -> PyResult<()> {
@@ -60,14 +130,30 @@ fn simulate(scenario: &Scenario, callback: Option<&Py<PyAny>>) -> PyResult<(RunO
                 Ok(())
             });
             if let Err(err) = result {
-                raised = Some(err);
-                panic::resume_unwind(Box::new(Abandoned));
+                abandon(err);
             }
         };
+        let mut on_control = |states: &[FlowState]| -> Vec<ParamUpdate> {
+            let (callable, _) = controller.expect("only called with a controller");
+            let result = Python::attach(|py| -> PyResult<Vec<ParamUpdate>> {
+                let list = PyList::empty(py);
+                for s in states {
+                    list.append(flow_state_to_py(py, s)?)?;
+                }
+                let answer = callable.call1(py, (list,))?;
+                updates_from_py(answer.bind(py))
+            });
+            result.unwrap_or_else(|err| abandon(err))
+        };
+        let control = controller.map(|(_, interval_ns)| api::Control {
+            interval_ns,
+            callback: &mut on_control,
+        });
         panic::catch_unwind(AssertUnwindSafe(|| {
-            api::run(scenario, Some(&mut on_progress))
+            api::run_controlled(scenario, Some(&mut on_progress), control)
         }))
     };
+    let mut raised = raised.into_inner();
     match outcome {
         Ok(Ok(output)) => {
             let summary = serde_json::to_string(&output.summary).map_err(|err| {
@@ -136,20 +222,32 @@ fn parse_check(py: Python<'_>, text: &str, fmt: &str) -> PyResult<()> {
 /// dtype one of "f64", "u64", "u32" (data: little-endian `bytes`) or "str" (data: `list[str]`).
 /// `progress`, if given, is called with the fraction of simulated time done.
 #[pyfunction]
-#[pyo3(signature = (text, fmt, progress = None))]
+#[pyo3(signature = (text, fmt, progress = None, controller = None, control_interval_ns = 100_000_000))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
     fmt: &str,
     progress: Option<Py<PyAny>>,
+    controller: Option<Py<PyAny>>,
+    control_interval_ns: u64,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
     let scenario = parse_and_validate(py, text, fmt)?;
-    let (output, summary) = py.detach(|| simulate(&scenario, progress.as_ref()))?;
+    let control = controller.as_ref().map(|c| (c, control_interval_ns));
+    let (output, summary) = py.detach(|| simulate(&scenario, progress.as_ref(), control))?;
     let tables = tables_to_py(py, &output.tables)?;
     Ok((summary, tables))
 }
 
 /// The version of the simulator core.
+/// Parse a duration with units (`"100ms"`) the way scenario files do; `key` names it in
+/// the error.
+#[pyfunction]
+fn duration_ns(text: &str, key: &str) -> PyResult<u64> {
+    ccsim_core::scenario::SimDuration::parse(text)
+        .map(|d| d.ns)
+        .map_err(|msg| ScenarioError::new_err(format!("{key}: {msg}")))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     ccsim_core::VERSION
@@ -162,6 +260,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(duration_ns, m)?)?;
     m.add("__version__", ccsim_core::VERSION)?;
     Ok(())
 }

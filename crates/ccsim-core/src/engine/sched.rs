@@ -39,6 +39,8 @@ pub enum Event {
     MeasureEnd,
     /// A scheduled change (parameter retune, link rate change); index into the change list.
     Change(u32),
+    /// The external controller is due (see `api::Control`).
+    ControlTick,
 }
 
 /// The timers a TCP endpoint owns.

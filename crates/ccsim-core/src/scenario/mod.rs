@@ -72,6 +72,32 @@ pub struct Bottleneck {
     pub reverse_rate: Option<DataRate>,
     /// Default rate of every host's access link (default: 10 x rate).
     pub access_rate: Option<DataRate>,
+    /// Rate steps, in time order.
+    pub rate_changes: Vec<RateChange>,
+    pub shaper: Option<ShaperSpec>,
+}
+
+/// A scheduled change of congestion-control parameters (`[[flows.changes]]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamChange {
+    pub at: SimDuration,
+    pub params: BTreeMap<String, ParamValue>,
+}
+
+/// A step of the bottleneck rate at a given time (`bottleneck.rate_changes`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateChange {
+    pub at: SimDuration,
+    pub rate: DataRate,
+}
+
+/// A token-bucket shaper in front of the bottleneck queue (DOCSIS 3.0 "Max Sustained
+/// Rate", "Peak Traffic Rate", "Max Traffic Burst").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShaperSpec {
+    pub sustained: DataRate,
+    pub peak: Option<DataRate>,
+    pub burst: ByteSize,
 }
 
 /// A `[[flows]]` group of `count` identical TCP flows.
@@ -107,6 +133,8 @@ pub struct TcpFlowGroup {
     pub trace: bool,
     /// Rate of these flows' access links (default: the bottleneck's `access_rate`).
     pub access_rate: Option<DataRate>,
+    /// Scheduled congestion-control parameter changes, in time order.
+    pub changes: Vec<ParamChange>,
 }
 
 /// UDP traffic pattern.
@@ -476,10 +504,59 @@ fn resolve_measure(
     Ok((start, end))
 }
 
-fn resolve_bottleneck(b: RawBottleneck) -> Result<Bottleneck, ScenarioError> {
+fn resolve_bottleneck(
+    b: RawBottleneck,
+    duration: SimDuration,
+) -> Result<Bottleneck, ScenarioError> {
     let bdp_rtt = match &b.bdp_rtt {
         Some(g) => Some(positive(g, "bottleneck.bdp_rtt")?),
         None => None,
+    };
+    let mut rate_changes = Vec::new();
+    for (i, Table(c)) in b
+        .rate_changes
+        .map(|g| g.0)
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+    {
+        let path = format!("bottleneck.rate_changes[{i}]");
+        check_at(&c.at, duration, &path)?;
+        rate_changes.push(RateChange {
+            at: c.at.value,
+            rate: c.rate.value,
+        });
+    }
+    rate_changes.sort_by_key(|c| c.at);
+    let shaper = match b.shaper {
+        None => None,
+        Some(Table(sh)) => {
+            if let Some(peak) = &sh.peak {
+                if peak.value < sh.sustained.value {
+                    return Err(error(
+                        "bottleneck.shaper.peak",
+                        format!(
+                            "must be at least the sustained rate ({}), got {}",
+                            sh.sustained.text, peak.text
+                        ),
+                    ));
+                }
+            }
+            if sh.burst.value.bytes == 0 {
+                return Err(error(
+                    "bottleneck.shaper.burst",
+                    format!(
+                        "expected a positive size like \"10MB\", got {}",
+                        sh.burst.text
+                    ),
+                ));
+            }
+            Some(ShaperSpec {
+                sustained: sh.sustained.value,
+                peak: sh.peak.map(|g| g.value),
+                burst: sh.burst.value,
+            })
+        }
     };
     Ok(Bottleneck {
         rate: b.rate.value,
@@ -488,7 +565,28 @@ fn resolve_bottleneck(b: RawBottleneck) -> Result<Bottleneck, ScenarioError> {
         bdp_rtt,
         reverse_rate: b.reverse_rate.map(|g| g.value),
         access_rate: b.access_rate.map(|g| g.value),
+        rate_changes,
+        shaper,
     })
+}
+
+/// A change time must lie inside the run.
+fn check_at(
+    at: &Given<SimDuration>,
+    duration: SimDuration,
+    path: &str,
+) -> Result<(), ScenarioError> {
+    if at.value > duration {
+        return Err(error(
+            join(path, "at"),
+            format!(
+                "must lie inside the run (0s..{}), got {}",
+                fmt_duration(duration),
+                at.text
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn resolve_flow(
@@ -517,6 +615,21 @@ fn resolve_flow(
         None => None,
     };
     let flag = |g: Option<Given<raw::Flag>>, default: bool| g.map_or(default, |g| g.value.0);
+    let mut changes = Vec::new();
+    for (k, c) in f
+        .changes
+        .map(|g| g.0)
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+    {
+        check_at(&c.at, duration, &format!("{prefix}.changes[{k}]"))?;
+        changes.push(ParamChange {
+            at: c.at.value,
+            params: c.params,
+        });
+    }
+    changes.sort_by_key(|c| c.at);
     Ok(TcpFlowGroup {
         count: f.count.map_or(1, |g| g.value.0 as u32),
         cc: f.cc.map_or_else(
@@ -539,6 +652,7 @@ fn resolve_flow(
         size,
         trace: flag(f.trace, false),
         access_rate: f.access_rate.map(|g| g.value),
+        changes,
     })
 }
 
@@ -596,7 +710,7 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
     };
     let (measure_start, measure_end) =
         resolve_measure(raw.measure.as_ref().map(|t| &t.0), duration)?;
-    let bottleneck = resolve_bottleneck(raw.bottleneck.0)?;
+    let bottleneck = resolve_bottleneck(raw.bottleneck.0, duration)?;
     let flows = raw
         .flows
         .map(|g| g.0)

@@ -179,6 +179,42 @@ impl<'de> Visitor<'de> for AlgoVisitor {
     }
 }
 
+/// `{ at = "60s", g = 5.0 }`: a time plus free-form algorithm parameters.
+pub(super) struct RawChange {
+    pub at: Given<SimDuration>,
+    pub params: BTreeMap<String, ParamValue>,
+}
+
+impl<'de> Deserialize<'de> for RawChange {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ChangeVisitor)
+    }
+}
+
+struct ChangeVisitor;
+
+impl<'de> Visitor<'de> for ChangeVisitor {
+    type Value = RawChange;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a table like { at = \"60s\", g = 5.0 }")
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<RawChange, A::Error> {
+        let mut at = None;
+        let mut params = BTreeMap::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "at" {
+                at = Some(map.next_value::<Given<SimDuration>>()?);
+            } else {
+                let v: Given<ParamValue> = map.next_value()?;
+                params.insert(key, v.value);
+            }
+        }
+        let at = at.ok_or_else(|| de::Error::missing_field("at"))?;
+        Ok(RawChange { at, params })
+    }
+}
+
 /// An array of tables (`[[flows]]`, `[[udp]]`).
 pub(super) struct Groups<T>(pub Vec<T>);
 
@@ -310,6 +346,25 @@ pub(super) struct RawBottleneck {
     pub bdp_rtt: Option<Given<SimDuration>>,
     pub reverse_rate: Option<Given<DataRate>>,
     pub access_rate: Option<Given<DataRate>>,
+    pub rate_changes: Option<Groups<Table<RawRateChange>>>,
+    pub shaper: Option<Table<RawShaper>>,
+}
+
+/// `{ at = "10s", rate = "5Mbps" }` in `bottleneck.rate_changes`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRateChange {
+    pub at: Given<SimDuration>,
+    pub rate: Given<DataRate>,
+}
+
+/// `bottleneck.shaper = { sustained = "5Mbps", peak = "20Mbps", burst = "10MB" }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawShaper {
+    pub sustained: Given<DataRate>,
+    pub peak: Option<Given<DataRate>>,
+    pub burst: Given<ByteSize>,
 }
 
 /// One `[[flows]]` group.
@@ -331,6 +386,7 @@ pub(super) struct RawFlow {
     pub size: Option<Given<ByteSize>>,
     pub trace: Option<Given<Flag>>,
     pub access_rate: Option<Given<DataRate>>,
+    pub changes: Option<Groups<RawChange>>,
 }
 
 /// One `[[udp]]` group.
