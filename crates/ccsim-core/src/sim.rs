@@ -386,7 +386,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     for (gi, g) in sc.flows.iter().enumerate() {
         for _ in 0..g.count {
             let path = format!("flows[{gi}].cc");
-            let cc = cc::build(&g.cc, &path)?;
+            let mut cc = cc::build(&g.cc, &path)?;
+            cc.seed_rng(stream(sc.seed, StreamKind::Cc, fid as u64));
             cc_names.push(cc.name());
             let cfg = TcpConfig {
                 mss: g.mss,

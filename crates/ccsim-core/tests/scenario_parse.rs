@@ -439,6 +439,7 @@ fn every_field_explicit() {
         size: Some(ByteSize { bytes: 1_500_000 }),
         trace: true,
         access_rate: Some(DataRate { bps: 1_000_000_000 }),
+        changes: vec![],
     };
     assert_eq!(f, &expected);
     assert_eq!(s.flows[1].rtt, SimDuration { ns: 250_000 });
@@ -583,7 +584,7 @@ fn required_error_texts() {
     );
     assert_eq!(
         e.to_string(),
-        "bottleneck.rat: unknown key (expected one of: rate, delay, queue, bdp_rtt, reverse_rate, access_rate)"
+        "bottleneck.rat: unknown key (expected one of: rate, delay, queue, bdp_rtt, reverse_rate, access_rate, rate_changes, shaper)"
     );
 
     let e = toml_err(

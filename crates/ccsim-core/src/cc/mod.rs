@@ -10,11 +10,23 @@
 //!
 //! Algorithms are selected through the [`Cc`] enum (static dispatch on the per-ACK path);
 //! the TCP code never names one — [`build`] maps a scenario's `cc = ...` to an instance.
+//!
+//! Every parameter of every algorithm can also be changed while the flow runs
+//! ([`CongestionControl::set_param`]); the new value is used from the next ACK on. Whether a
+//! value is accepted never depends on the controller's state, so a change validated once
+//! (on a copy, when the scenario is built) cannot fail later.
 
+pub mod abe;
+pub mod cdg;
+pub mod cubic;
+pub mod dctcp;
+pub mod ledbat;
 pub mod newreno;
 pub mod reno;
+pub mod vegas;
 
-use crate::scenario::{AlgoSpec, ParamValue, ScenarioError};
+use crate::engine::rng::SimRng;
+use crate::scenario::{AlgoSpec, ParamValue, ScenarioError, SimDuration};
 
 /// Linux's `TCP_INFINITE_SSTHRESH`.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -158,15 +170,27 @@ pub trait CongestionControl {
 }
 
 /// The congestion controllers ccsim knows, dispatched statically.
+// The variants stay inline (no Box): the per-ACK path should not chase a pointer.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Cc {
     NewReno(newreno::NewReno),
+    Cubic(cubic::Cubic),
+    Dctcp(dctcp::Dctcp),
+    Cdg(cdg::Cdg),
+    Ledbat(ledbat::Ledbat),
+    Vegas(vegas::Vegas),
 }
 
 macro_rules! each_cc {
     ($self:expr, $c:ident => $body:expr) => {
         match $self {
             Cc::NewReno($c) => $body,
+            Cc::Cubic($c) => $body,
+            Cc::Dctcp($c) => $body,
+            Cc::Cdg($c) => $body,
+            Cc::Ledbat($c) => $body,
+            Cc::Vegas($c) => $body,
         }
     };
 }
@@ -176,6 +200,20 @@ impl Cc {
     pub fn name(&self) -> &'static str {
         match self {
             Cc::NewReno(_) => "newreno",
+            Cc::Cubic(_) => "cubic",
+            Cc::Dctcp(_) => "dctcp",
+            Cc::Cdg(_) => "cdg",
+            Cc::Ledbat(_) => "ledbat",
+            Cc::Vegas(_) => "vegas",
+        }
+    }
+
+    /// Give a randomised controller (CDG's probabilistic backoff) its own random stream.
+    /// The simulator should pass a per-flow stream derived from the scenario seed
+    /// (`engine::rng::stream(seed, kind, flow)`); controllers without randomness ignore it.
+    pub fn seed_rng(&mut self, rng: SimRng) {
+        if let Cc::Cdg(c) = self {
+            c.seed_rng(rng);
         }
     }
 }
@@ -224,13 +262,30 @@ impl CongestionControl for Cc {
     }
 }
 
-/// Names accepted in `cc = ...`.
-pub const KNOWN_KINDS: &[&str] = &["newreno"];
+/// Names accepted in `cc = ...` (`reno` is an alias of `newreno`).
+pub const KNOWN_KINDS: &[&str] = &["newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas"];
+
+/// Seed of CDG's random stream until the simulator passes a per-flow one
+/// ([`Cc::seed_rng`]).
+pub const DEFAULT_CC_SEED: u64 = 0xCD6;
+
+/// Parameter pairs that must not be given together in one scenario table: the second
+/// would silently override the first.
+const CONFLICTS: &[(&str, &str, &str)] = &[
+    ("cdg", "g", "backoff_factor"),
+    ("cdg", "coexistence", "use_shadow"),
+    ("cdg", "coexistence", "use_ineff"),
+];
 
 /// Build the controller a scenario asks for. `path` is the spec's key path (`flows[0].cc`).
 pub fn build(spec: &AlgoSpec, path: &str) -> Result<Cc, ScenarioError> {
     let mut cc = match spec.kind.as_str() {
         "newreno" | "reno" => Cc::NewReno(newreno::NewReno::default()),
+        "cubic" => Cc::Cubic(cubic::Cubic::default()),
+        "dctcp" => Cc::Dctcp(dctcp::Dctcp::default()),
+        "cdg" => Cc::Cdg(cdg::Cdg::new(DEFAULT_CC_SEED)),
+        "ledbat" => Cc::Ledbat(ledbat::Ledbat::default()),
+        "vegas" => Cc::Vegas(vegas::Vegas::default()),
         other => {
             return Err(ScenarioError::new(
                 format!("{path}.kind"),
@@ -241,19 +296,183 @@ pub fn build(spec: &AlgoSpec, path: &str) -> Result<Cc, ScenarioError> {
             ))
         }
     };
+    for &(kind, a, b) in CONFLICTS {
+        if cc.name() == kind && spec.params.contains_key(a) && spec.params.contains_key(b) {
+            return Err(ScenarioError::new(
+                format!("{path}.{b}"),
+                format!("cannot be given together with {a} (both set the same thing)"),
+            ));
+        }
+    }
     for (name, value) in &spec.params {
         cc.set_param(path, name, value)?;
     }
     Ok(cc)
 }
 
+// ----- parameter parsing helpers (shared by the algorithms) ---------------------------
+
+/// A parameter value as the user wrote it, for error messages.
+pub(crate) fn shown(value: &ParamValue) -> String {
+    match value {
+        ParamValue::Number(n) => format!("{n}"),
+        ParamValue::Bool(b) => format!("{b}"),
+        ParamValue::Str(s) => format!("{s:?}"),
+    }
+}
+
+/// An error about parameter `name` at `path`.
+pub(crate) fn param_error(path: &str, name: &str, message: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(format!("{path}.{name}"), message)
+}
+
+/// The error for a parameter name the algorithm does not have.
+pub(crate) fn unknown_param(path: &str, name: &str, kind: &str, known: &[&str]) -> ScenarioError {
+    param_error(
+        path,
+        name,
+        format!(
+            "unknown parameter for {kind} (expected one of: {})",
+            known.join(", ")
+        ),
+    )
+}
+
 /// Read a number parameter or explain what was expected.
 pub fn expect_number(path: &str, name: &str, value: &ParamValue) -> Result<f64, ScenarioError> {
     match value {
         ParamValue::Number(n) if n.is_finite() => Ok(*n),
-        _ => Err(ScenarioError::new(
-            format!("{path}.{name}"),
-            "expected a number",
+        other => Err(param_error(
+            path,
+            name,
+            format!("expected a number, got {}", shown(other)),
         )),
+    }
+}
+
+/// A number accepted by `ok`; otherwise `expected <what>, got <value>`.
+pub(crate) fn number_where(
+    path: &str,
+    name: &str,
+    value: &ParamValue,
+    what: &str,
+    ok: impl Fn(f64) -> bool,
+) -> Result<f64, ScenarioError> {
+    match value {
+        ParamValue::Number(n) if n.is_finite() && ok(*n) => Ok(*n),
+        other => Err(param_error(
+            path,
+            name,
+            format!("expected {what}, got {}", shown(other)),
+        )),
+    }
+}
+
+/// A whole number in `[lo, hi]`.
+pub(crate) fn integer_in(
+    path: &str,
+    name: &str,
+    value: &ParamValue,
+    lo: u64,
+    hi: u64,
+) -> Result<u64, ScenarioError> {
+    let what = format!("an integer in [{lo}, {hi}]");
+    number_where(path, name, value, &what, |x| {
+        x.fract() == 0.0 && x >= lo as f64 && x <= hi as f64
+    })
+    .map(|x| x as u64)
+}
+
+/// A boolean.
+pub(crate) fn boolean(path: &str, name: &str, value: &ParamValue) -> Result<bool, ScenarioError> {
+    match value {
+        ParamValue::Bool(b) => Ok(*b),
+        other => Err(param_error(
+            path,
+            name,
+            format!("expected true or false, got {}", shown(other)),
+        )),
+    }
+}
+
+/// A duration with a unit (`"2ms"`) accepted by `ok`, in nanoseconds.
+pub(crate) fn duration_where(
+    path: &str,
+    name: &str,
+    value: &ParamValue,
+    what: &str,
+    ok: impl Fn(u64) -> bool,
+) -> Result<u64, ScenarioError> {
+    if let ParamValue::Str(s) = value {
+        if let Ok(d) = SimDuration::parse(s) {
+            if ok(d.ns) {
+                return Ok(d.ns);
+            }
+        }
+    }
+    Err(param_error(
+        path,
+        name,
+        format!("expected {what}, got {}", shown(value)),
+    ))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A sender state in congestion avoidance with `cwnd` packets, ECN on, 100 ms RTT.
+    pub fn state(cwnd: u32) -> CcState {
+        CcState {
+            cwnd,
+            ssthresh: cwnd,
+            cwnd_cnt: 0,
+            cwnd_clamp: u32::MAX / 2,
+            prior_cwnd: cwnd,
+            mss: 1448,
+            ca_state: CaState::Open,
+            is_cwnd_limited: true,
+            now_ns: 0,
+            srtt_ns: 100_000_000,
+            min_rtt_ns: 100_000_000,
+            snd_nxt: cwnd as u64,
+            snd_una: 0,
+            packets_out: cwnd,
+            in_flight: cwnd,
+            delivered: 0,
+            delivered_ce: 0,
+            ecn_ok: true,
+            request_cwr: false,
+        }
+    }
+
+    #[test]
+    fn build_knows_every_kind_and_rejects_unknown_ones() {
+        for &kind in KNOWN_KINDS {
+            let spec = AlgoSpec {
+                kind: kind.to_owned(),
+                params: Default::default(),
+            };
+            assert_eq!(build(&spec, "flows[0].cc").unwrap().name(), kind);
+        }
+        let spec = AlgoSpec {
+            kind: "bbr".to_owned(),
+            params: Default::default(),
+        };
+        let err = build(&spec, "flows[0].cc").unwrap_err();
+        assert_eq!(err.path, "flows[0].cc.kind");
+    }
+
+    #[test]
+    fn conflicting_parameters_are_rejected() {
+        let mut params = std::collections::BTreeMap::new();
+        params.insert("g".to_owned(), ParamValue::Number(3.0));
+        params.insert("backoff_factor".to_owned(), ParamValue::Number(42.0));
+        let spec = AlgoSpec {
+            kind: "cdg".to_owned(),
+            params,
+        };
+        let err = build(&spec, "flows[0].cc").unwrap_err();
+        assert_eq!(err.path, "flows[0].cc.backoff_factor");
     }
 }

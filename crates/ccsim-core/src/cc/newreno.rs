@@ -8,28 +8,42 @@
 //! Recovery itself (fast retransmit, NewReno partial ACKs, SACK, PRR) lives in the TCP
 //! sender, as in Linux, not here.
 //!
-//! Parameters: `beta` (multiplicative decrease on loss and ECN, default 0.5).
-//! Departures from the reference: `beta` other than 0.5 is an extension (Linux has
-//! none); the product is truncated to whole packets like Linux's shift.
+//! Parameters: `beta` (multiplicative decrease on loss, and on ECN unless ABE applies,
+//! default 0.5); ABE (RFC 8511, paper 003): `abe`, `beta_ecn` (default 0.8),
+//! `abe_in_slow_start` — see [`super::abe`].
+//!
+//! Departures from the reference: `beta` other than 0.5 and ABE are extensions (Linux has
+//! neither); the product is truncated to whole packets like Linux's shift.
 
-use super::{expect_number, reno, CcState, CongestionControl, ReductionCause};
+use super::abe::{self, Abe};
+use super::{number_where, reno, unknown_param, CcState, CongestionControl, ReductionCause};
 use crate::scenario::{ParamValue, ScenarioError};
 
-/// NewReno state: only its parameter.
+/// NewReno state: only its parameters.
 #[derive(Debug, Clone)]
 pub struct NewReno {
     /// Multiplicative decrease factor in (0, 1).
     pub beta: f64,
+    /// Alternative Backoff with ECN.
+    pub abe: Abe,
 }
 
 impl Default for NewReno {
     fn default() -> Self {
-        NewReno { beta: 0.5 }
+        NewReno {
+            beta: 0.5,
+            abe: Abe::new(0.8),
+        }
     }
 }
 
+const PARAMS: &[&str] = &["beta", "abe", "beta_ecn", "abe_in_slow_start"];
+
 impl CongestionControl for NewReno {
-    fn ssthresh(&mut self, tp: &CcState, _cause: ReductionCause) -> u32 {
+    fn ssthresh(&mut self, tp: &CcState, cause: ReductionCause) -> u32 {
+        if let Some(b) = self.abe.beta_for(tp, cause) {
+            return ((tp.cwnd as f64 * b) as u32).max(2);
+        }
         if self.beta == 0.5 {
             (tp.cwnd >> 1).max(2)
         } else {
@@ -47,22 +61,69 @@ impl CongestionControl for NewReno {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
+        if let Some(r) = self.abe.set_param(path, name, value) {
+            return r;
+        }
         match name {
             "beta" => {
-                let b = expect_number(path, name, value)?;
-                if !(b > 0.0 && b < 1.0) {
-                    return Err(ScenarioError::new(
-                        format!("{path}.{name}"),
-                        format!("expected a number in (0, 1), got {b}"),
-                    ));
-                }
-                self.beta = b;
+                self.beta = number_where(path, name, value, "a number in (0, 1)", |b| {
+                    b > 0.0 && b < 1.0
+                })?;
                 Ok(())
             }
-            other => Err(ScenarioError::new(
-                format!("{path}.{other}"),
-                "unknown parameter for newreno (expected one of: beta)",
-            )),
+            other => {
+                debug_assert!(!abe::PARAMS.contains(&other));
+                Err(unknown_param(path, other, "newreno", PARAMS))
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::tests::state;
+
+    fn ss(cc: &mut NewReno, tp: &CcState, cause: ReductionCause) -> u32 {
+        cc.ssthresh(tp, cause)
+    }
+
+    #[test]
+    fn abe_uses_beta_ecn_for_ecn_in_congestion_avoidance_only() {
+        let mut tp = state(100);
+        tp.ssthresh = 80; // congestion avoidance (cwnd >= ssthresh)
+        let mut cc = NewReno::default();
+        // Without ABE an ECN echo is a loss (RFC 3168 §6.1.2).
+        assert_eq!(ss(&mut cc, &tp, ReductionCause::Ecn), 50);
+        cc.set_param("p", "beta_ecn", &ParamValue::Number(0.8))
+            .unwrap();
+        assert!(cc.abe.enabled(), "giving beta_ecn turns ABE on");
+        // RFC 8511 §3: 0.8 x cwnd on ECE, loss unchanged.
+        assert_eq!(ss(&mut cc, &tp, ReductionCause::Ecn), 80);
+        assert_eq!(ss(&mut cc, &tp, ReductionCause::Loss), 50);
+        // An echo that ends slow start keeps the loss response (RFC 8511 §3) ...
+        tp.ssthresh = crate::cc::INFINITE_SSTHRESH;
+        assert_eq!(ss(&mut cc, &tp, ReductionCause::Ecn), 50);
+        // ... unless the paper's slow-start variant is asked for (paper 003 §III-A).
+        cc.set_param("p", "abe_in_slow_start", &ParamValue::Bool(true))
+            .unwrap();
+        assert_eq!(ss(&mut cc, &tp, ReductionCause::Ecn), 80);
+        // abe = false wins over a given beta_ecn, whatever the order.
+        cc.set_param("p", "abe", &ParamValue::Bool(false)).unwrap();
+        cc.set_param("p", "beta_ecn", &ParamValue::Number(0.9))
+            .unwrap();
+        assert_eq!(ss(&mut cc, &tp, ReductionCause::Ecn), 50);
+    }
+
+    #[test]
+    fn abe_switch_alone_uses_the_default_beta_ecn() {
+        let mut tp = state(100);
+        tp.ssthresh = 10;
+        let mut cc = NewReno::default();
+        cc.set_param("p", "abe", &ParamValue::Bool(true)).unwrap();
+        assert_eq!(ss(&mut cc, &tp, ReductionCause::Ecn), 80);
+        // Small windows keep the 2-packet floor.
+        let tp = state(2);
+        assert_eq!(ss(&mut cc, &tp, ReductionCause::Ecn), 2);
     }
 }

@@ -17,6 +17,8 @@ pub enum StreamKind {
     Qdisc = 2,
     Tcp = 3,
     Marker = 4,
+    /// A congestion controller's own draws (CDG's probabilistic backoff).
+    Cc = 5,
 }
 
 fn splitmix64(mut x: u64) -> u64 {

@@ -14,6 +14,15 @@
 //! - ECN per RFC 3168 §6.1.3: after a CE segment every ACK carries ECE until a segment
 //!   with CWR arrives; the first CE forces quick ACKs for two segments (Linux
 //!   `__tcp_ecn_check_ce`).
+//! - With `accurate_ecn` (DCTCP, Linux `TCP_CONG_NEEDS_ECN`) the latch is replaced by
+//!   Linux's DCTCP state machine (`dctcp_ece_ack_update`/`dctcp_ece_ack_cwr`,
+//!   `net/ipv4/tcp_dctcp.h`, driven by `CA_EVENT_ECN_IS_CE`/`_NO_CE` from
+//!   `__tcp_ecn_check_ce` for every new in-order or out-of-order data segment): ECE on an
+//!   ACK is the CE state of the last such segment; when that state changes and an ACK is
+//!   being delayed, an ACK for the data up to the previous segment is sent first with the
+//!   previous state, then an immediate ACK with the new state. These ACKs are ECT(0), as
+//!   Linux keeps ECT on pure ACKs of such sockets. Old duplicates (below rcv_nxt) do not
+//!   change the state, as in Linux where they never reach the ECN check.
 //!
 //! Departures: Linux adapts the delayed-ACK timeout (`ato`) between 40 ms and 200 ms from
 //! inter-arrival times; ccsim uses a fixed timeout (40 ms by default). No D-SACK.
@@ -70,6 +79,12 @@ pub struct TcpReceiver {
     got_first_segment: bool,
     /// RFC 3168 ECE latch (Linux `TCP_ECN_DEMAND_CWR`).
     ece_latch: bool,
+    /// DCTCP's per-packet CE echo instead of the latch.
+    accurate_ecn: bool,
+    /// DCTCP `ce_state`: the last new data segment was CE-marked.
+    ce_state: bool,
+    /// DCTCP `prior_rcv_nxt`: rcv_nxt after the last new data segment.
+    prior_rcv_nxt: u64,
     pub delack_timer: Timer,
     pub stats: ReceiverStats,
 }
@@ -92,6 +107,9 @@ impl TcpReceiver {
             quick_acks: 0,
             got_first_segment: false,
             ece_latch: false,
+            accurate_ecn: cfg.accurate_ecn,
+            ce_state: false,
+            prior_rcv_nxt: 0,
             delack_timer: Timer::default(),
             stats: ReceiverStats::default(),
         }
@@ -168,6 +186,9 @@ impl TcpReceiver {
             self.quick_acks = MAX_QUICKACKS;
         }
         let mut ack_now = false;
+        if self.accurate_ecn && seg >= self.rcv_nxt {
+            ack_now |= self.dctcp_ce_update(pkt.ecn == Ecn::Ce, seg, io);
+        }
         let had_ooo = !self.ooo.is_empty();
         if seg == self.rcv_nxt {
             if seg <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
@@ -196,7 +217,7 @@ impl TcpReceiver {
             }
             ack_now = true;
         }
-        if pkt.ecn == Ecn::Ce && !self.ece_latch {
+        if !self.accurate_ecn && pkt.ecn == Ecn::Ce && !self.ece_latch {
             self.ece_latch = true;
             self.quick_acks = self.quick_acks.max(2);
         }
@@ -213,6 +234,28 @@ impl TcpReceiver {
         }
     }
 
+    /// Linux `dctcp_ece_ack_update()` for a new data segment `seg` (CE-marked or not).
+    /// Returns whether an immediate ACK is due (the CE state changed).
+    fn dctcp_ce_update(&mut self, ce: bool, seg: u64, io: &mut TcpIo<'_>) -> bool {
+        let changed = ce != self.ce_state;
+        if changed && self.delack_timer.is_armed() {
+            // Reflect the prior CE state for the data ACKed so far, without touching the
+            // delayed-ACK state (Linux tcp_event_ack_sent() ignores this special ACK).
+            let ack = self.prior_rcv_nxt;
+            let ece = self.ce_state;
+            self.emit_ack(io, ack, ece);
+        }
+        // Linux runs this after an in-order segment has advanced rcv_nxt (before the
+        // out-of-order queue is merged) and before an out-of-order one is queued.
+        self.prior_rcv_nxt = if seg == self.rcv_nxt {
+            seg + 1
+        } else {
+            self.rcv_nxt
+        };
+        self.ce_state = ce;
+        changed
+    }
+
     /// The delayed-ACK timer fired.
     pub fn on_delack_timer(&mut self, io: &mut TcpIo<'_>) {
         if self.rcv_nxt > self.last_ack_sent {
@@ -221,17 +264,33 @@ impl TcpReceiver {
     }
 
     fn send_ack(&mut self, io: &mut TcpIo<'_>) {
+        let ece = if self.accurate_ecn {
+            self.ce_state
+        } else {
+            self.ece_latch
+        };
+        self.emit_ack(io, self.rcv_nxt, ece);
+        self.last_ack_sent = self.rcv_nxt;
+        self.quick_acks = self.quick_acks.saturating_sub(1);
+        self.delack_timer.cancel();
+    }
+
+    /// Put an ACK for `ack` (with the current SACK blocks) on the route.
+    fn emit_ack(&mut self, io: &mut TcpIo<'_>, ack: u64, ece: bool) {
         let mut p = Packet {
             kind: PacketKind::TcpAck,
             flow: self.flow,
             route: self.route,
-            seq: self.rcv_nxt,
+            seq: ack,
             ts_val: io.now_ns,
             ts_ecr: self.ts_recent,
             ..Packet::default()
         };
-        if self.ece_latch {
+        if ece {
             p.tcp_flags |= tcp_flags::ECE;
+        }
+        if self.accurate_ecn {
+            p.ecn = Ecn::Ect0;
         }
         let mut blocks = SackBlocks::default();
         if self.sack && !self.ooo.is_empty() {
@@ -273,9 +332,6 @@ impl TcpReceiver {
             *io.pool.sack_mut(id) = blocks;
         }
         io.out.push(id);
-        self.last_ack_sent = self.rcv_nxt;
-        self.quick_acks = self.quick_acks.saturating_sub(1);
-        self.delack_timer.cancel();
         self.stats.acks_sent += 1;
     }
 }
@@ -383,6 +439,85 @@ mod tests {
         let acks = feed(&mut rx, &[data(0), ce, data(2), cwr, data(4)]);
         let ece: Vec<bool> = acks.iter().map(|a| a[0].2).collect();
         assert_eq!(ece, vec![false, true, true, false, false]);
+    }
+
+    fn ce(seq: u64) -> Packet {
+        let mut p = data(seq);
+        p.ecn = Ecn::Ce;
+        p
+    }
+
+    #[test]
+    fn dctcp_echo_follows_the_ce_state_with_an_ack_for_the_prior_state_first() {
+        // Linux tcp_dctcp.h, delayed ACKs on, past the 16-segment quick-ACK phase.
+        let mut c = cfg(true, true);
+        c.accurate_ecn = true;
+        let mut rx = TcpReceiver::new(0, 1, &c, DELACK_NS);
+        let warmup: Vec<Packet> = (0..16).map(data).collect();
+        feed(&mut rx, &warmup);
+        let acks = feed(
+            &mut rx,
+            &[data(16), ce(17), ce(18), data(19), data(20), data(21)],
+        );
+        let acks: Vec<Vec<(u64, bool)>> = acks
+            .iter()
+            .map(|a| a.iter().map(|(seq, _, ece)| (*seq, *ece)).collect())
+            .collect();
+        assert_eq!(
+            acks,
+            vec![
+                vec![],                        // 16: delayed
+                vec![(17, false), (18, true)], // 17 CE: delayed ACK for 16 unmarked, then now
+                vec![],                        // 18 CE: same state, delayed
+                vec![(19, true), (20, false)], // 19: ACK for 18 marked, then now unmarked
+                vec![],                        // 20: delayed
+                vec![(22, false)],             // 21: every second segment
+            ]
+        );
+        // No latch: the echo stopped at 19 without a CWR. ACKs are ECT(0). 22 (CE, state
+        // change) is ACKed at once; 23 (CE) is delayed.
+        let mut pool = PacketPool::new();
+        let mut out = vec![];
+        let mut io = TcpIo {
+            now_ns: 0,
+            pool: &mut pool,
+            out: &mut out,
+        };
+        rx.on_data(&ce(22), &mut io);
+        rx.on_data(&ce(23), &mut io);
+        assert_eq!(out.len(), 1);
+        let ack = *pool.get(out[0]);
+        assert_eq!(ack.seq, 23);
+        assert_ne!(ack.tcp_flags & tcp_flags::ECE, 0);
+        assert_eq!(ack.ecn, Ecn::Ect0);
+    }
+
+    #[test]
+    fn dctcp_echo_without_a_delayed_ack_sends_one_ack() {
+        // CE state change with nothing delayed: just the immediate ACK with the new state.
+        let mut c = cfg(true, false);
+        c.accurate_ecn = true;
+        let mut rx = TcpReceiver::new(0, 1, &c, DELACK_NS);
+        let acks = feed(&mut rx, &[data(0), ce(1), ce(2), data(3)]);
+        let ece: Vec<Vec<bool>> = acks
+            .iter()
+            .map(|a| a.iter().map(|x| x.2).collect())
+            .collect();
+        assert_eq!(ece, vec![vec![false], vec![true], vec![true], vec![false]]);
+    }
+
+    #[test]
+    fn classic_acks_are_not_ect() {
+        let mut rx = TcpReceiver::new(0, 1, &cfg(true, false), DELACK_NS);
+        let mut pool = PacketPool::new();
+        let mut out = vec![];
+        let mut io = TcpIo {
+            now_ns: 0,
+            pool: &mut pool,
+            out: &mut out,
+        };
+        rx.on_data(&ce(0), &mut io);
+        assert_eq!(pool.get(out[0]).ecn, Ecn::NotEct);
     }
 
     #[test]

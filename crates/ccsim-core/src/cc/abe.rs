@@ -1,0 +1,91 @@
+//! ABE — Alternative Backoff with ECN — as a parameter set shared by NewReno and CUBIC.
+//!
+//! References: RFC 8511 §3 (a sender SHOULD set `ssthresh = max(FlightSize * beta_ecn,
+//! 2 SMSS)` when it reacts to an ECN-Echo, and keeps its loss response unchanged; §3.1:
+//! `beta_ecn = 0.8` for standard TCP, CUBIC was tested with `beta_ecn = 0.85`); paper 003
+//! (Khademi et al., "Alternative Backoff"), Section III. The once-per-RTT limit is the
+//! sender's CWR state (Linux `tcp_enter_cwr`), not repeated here.
+//!
+//! Parameters (on the host algorithm's table):
+//! - `abe` (bool): switch. When not given, ABE is on exactly when `beta_ecn` is given, so
+//!   `cc = { kind = "newreno", beta_ecn = 0.8 }` means ABE; `abe = true` alone uses the
+//!   algorithm's default `beta_ecn`; `abe = false` wins over a given `beta_ecn`. The rule
+//!   does not depend on the order in which the keys are set.
+//! - `beta_ecn` (number in (0, 1)): the multiplicative decrease on an ECN-Echo (defaults:
+//!   NewReno 0.8 per RFC 8511 §3.1, CUBIC 0.85).
+//! - `abe_in_slow_start` (bool, default false): RFC 8511 §3 uses `beta_ecn` only for an
+//!   ECN-Echo received in congestion avoidance; an echo that ends slow start (cwnd <
+//!   ssthresh when it arrives) gets the loss `beta`. Paper 003 Section III-A applies
+//!   `beta_ecn` at the end of slow start too: `true` reproduces the paper (and FreeBSD's
+//!   `cc_newreno`, which ignores slow start).
+//!
+//! Departures: like Linux (and unlike RFC 8511's FlightSize) the factor multiplies cwnd;
+//! the product is truncated to whole packets.
+
+use super::{boolean, number_where, CcState, ReductionCause};
+use crate::scenario::{ParamValue, ScenarioError};
+
+/// The ABE parameter names, for "unknown parameter" messages.
+pub const PARAMS: &[&str] = &["abe", "beta_ecn", "abe_in_slow_start"];
+
+/// ABE settings of one controller.
+#[derive(Debug, Clone)]
+pub struct Abe {
+    /// `abe` as explicitly set, if it was.
+    explicit: Option<bool>,
+    /// Whether `beta_ecn` was ever set.
+    beta_ecn_given: bool,
+    /// Multiplicative decrease on an ECN-Echo when ABE applies.
+    pub beta_ecn: f64,
+    /// Use `beta_ecn` also when the echo arrives in slow start (paper 003).
+    pub in_slow_start: bool,
+}
+
+impl Abe {
+    /// ABE off, with `beta_ecn` defaulting to `default_beta_ecn`.
+    pub fn new(default_beta_ecn: f64) -> Self {
+        Abe {
+            explicit: None,
+            beta_ecn_given: false,
+            beta_ecn: default_beta_ecn,
+            in_slow_start: false,
+        }
+    }
+
+    /// Whether ABE is on.
+    pub fn enabled(&self) -> bool {
+        self.explicit.unwrap_or(self.beta_ecn_given)
+    }
+
+    /// `Some(beta_ecn)` when this reduction should use ABE's factor, `None` when the
+    /// algorithm's own (loss) response applies.
+    #[inline]
+    pub fn beta_for(&self, tp: &CcState, cause: ReductionCause) -> Option<f64> {
+        (cause == ReductionCause::Ecn
+            && self.enabled()
+            && (self.in_slow_start || !tp.in_slow_start()))
+        .then_some(self.beta_ecn)
+    }
+
+    /// Handle `name` if it is an ABE parameter (`None` otherwise).
+    pub fn set_param(
+        &mut self,
+        path: &str,
+        name: &str,
+        value: &ParamValue,
+    ) -> Option<Result<(), ScenarioError>> {
+        let r = match name {
+            "abe" => boolean(path, name, value).map(|b| self.explicit = Some(b)),
+            "beta_ecn" => number_where(path, name, value, "a number in (0, 1)", |b| {
+                b > 0.0 && b < 1.0
+            })
+            .map(|b| {
+                self.beta_ecn = b;
+                self.beta_ecn_given = true;
+            }),
+            "abe_in_slow_start" => boolean(path, name, value).map(|b| self.in_slow_start = b),
+            _ => return None,
+        };
+        Some(r)
+    }
+}

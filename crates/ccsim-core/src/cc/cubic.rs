@@ -1,0 +1,886 @@
+//! CUBIC congestion control, as Linux `net/ipv4/tcp_cubic.c` ("CUBIC v2.3" with HyStart).
+//!
+//! References: Linux `net/ipv4/tcp_cubic.c` (`bictcp_update`, `cubictcp_recalc_ssthresh`,
+//! `cubictcp_cong_avoid`, `cubictcp_state`, `cubictcp_cwnd_event`, `cubictcp_acked`,
+//! `hystart_update`); RFC 9438 (CUBIC) for the equations and the options below; RFC 8511
+//! for ABE.
+//!
+//! What Linux does, and ccsim with it:
+//! - Window growth (`bictcp_update`, congestion avoidance, per ACK while cwnd-limited):
+//!   at the start of an epoch `K = cbrt((W_max - cwnd) / C)` (0 and origin = cwnd when
+//!   cwnd >= W_max); the target is the curve **one minimum RTT ahead**,
+//!   `W(t + min_rtt) = C (t + min_rtt - K)^3 + W_max`, truncated to whole packets; then
+//!   `cnt = cwnd / (target - cwnd)` (or `100 cwnd` when the target is not above cwnd),
+//!   capped at 20 while no loss has been seen (`W_max == 0`, about 5 %/RTT), and never below
+//!   2 (at most x1.5 per RTT); cwnd grows by one packet per `cnt` packets ACKed
+//!   (`tcp_cong_avoid_ai`). `cnt` is recomputed at most once per jiffy, and not at all
+//!   within HZ/32 while cwnd is unchanged.
+//! - Reno-friendly region (`tcp_friendliness`): a Reno estimate `tcp_cwnd` starts at cwnd
+//!   with each epoch and grows by one packet per `(cwnd * beta_scale) >> 3` packets ACKed,
+//!   `beta_scale = 8 (1 + beta) / 3 / (1 - beta)` in integer arithmetic (15 for beta =
+//!   717/1024: 0.533 packets per RTT, RFC 9438's `3 (1 - beta) / (1 + beta)`); when it is
+//!   above cwnd, `cnt <= cwnd / (tcp_cwnd - cwnd)`.
+//! - On a reduction (`ssthresh` hook, loss or ECN alike): the epoch ends; `W_max = cwnd
+//!   (1 + beta) / 2` if cwnd < W_max and fast convergence is on, else `W_max = cwnd`;
+//!   `ssthresh = max(cwnd * beta, 2)`.
+//! - Entering Loss (RTO): full reset (`bictcp_reset`: W_max = 0, minimum delay forgotten,
+//!   HyStart re-armed).
+//! - After idle (`CA_EVENT_TX_START`): the epoch start moves forward by the time since the
+//!   last transmission (never past now), so idle time does not count on the curve.
+//! - RTT samples (`pkts_acked`): ignored within 1 s (HZ jiffies) of an epoch start; the
+//!   minimum delay (µs, at least 1) is the all-time minimum; HyStart runs in slow start
+//!   until it fires once.
+//! - HyStart (`hystart_update`, cwnd >= `hystart_low_window`): a round starts when snd_una
+//!   passes the previous round's snd_nxt. ACK train: ACKs closer than `hystart_ack_delta`
+//!   extend the train; once it spans more than `(delay_min + cushion) / 2` (unpaced
+//!   socket; cushion = min(1 ms, 4 x 64 KiB / pacing rate)) slow start ends. Delay: after 8
+//!   samples in a round, the round's minimum RTT above `delay_min + clamp(delay_min / 8,
+//!   4 ms, 16 ms)` ends slow start. Ending slow start means `ssthresh = cwnd`.
+//!
+//! Parameters (Linux module parameters and their defaults): `beta` (717/1024), `c`
+//! (`bic_scale` 41 -> 410/1024 ≈ 0.4), `fast_convergence` (true), `tcp_friendliness`
+//! (true), `hystart` (true), `hystart_detect` (3: 1 ACK train, 2 delay, 3 both),
+//! `hystart_low_window` (16), `hystart_ack_delta` ("2ms"), `hz` (1000, the kernel's
+//! CONFIG_HZ: jiffies are `hz` ticks per second of simulated time counted from the start
+//! of the run). Options beyond Linux (defaults = Linux): `rfc9438_friendly_alpha` (false;
+//! true: the Reno estimate grows by 1 packet per RTT instead of 0.53 once it has reached
+//! `cwnd_prior`, the cwnd when ssthresh was last set, RFC 9438 §4.3; before any reduction
+//! it grows by 1 per RTT), ABE: `abe`, `beta_ecn` (0.85, RFC 8511 §3.1), `abe_in_slow_start`
+//! (see [`super::abe`]). With ABE an ECN reduction updates W_max (and fast convergence)
+//! exactly as a loss does and only the ssthresh factor changes — RFC 8511 changes only the
+//! multiplicative decrease, and neqo's CUBIC (the one ABE implementation for CUBIC read)
+//! does the same; the next epoch's K then comes from the smaller drop.
+//!
+//! Runtime changes take effect from the next ACK. Changing `c` ends the current epoch (a
+//! new curve starts from the current cwnd with the new C); `hz` rescales the stored jiffy
+//! times; the others are read on every use, as Linux reads its module parameters.
+//!
+//! Departures from Linux:
+//! - The cubic curve is evaluated in exact floating point (K, t and C(t-K)^3 in seconds)
+//!   instead of Linux's 2^-10 s fixed point with a table-based cube root (about 0.2 %
+//!   error); the curve's offset is still truncated to whole packets and `cnt` is still an
+//!   integer division, as in Linux. Jiffies are emulated exactly (1 ms at HZ = 1000,
+//!   `usecs_to_jiffies` rounding up).
+//! - `lsndtime` (last data transmission, used by the idle shift) is not in [`CcState`]; it
+//!   is reconstructed from the ACKs: new data observed at an ACK was sent at the previous
+//!   ACK. This is exact without pacing; with pacing the shift can be up to one inter-ACK
+//!   gap too long.
+//! - HyStart treats every socket as unpaced (`SK_PACING_NONE`: the train threshold is
+//!   halved), as a Linux host without the fq qdisc; a ccsim flow with `pacing = true`
+//!   models fq pacing, for which Linux would not halve it. The pacing rate in the cushion
+//!   is recomputed as `tcp_update_pacing_rate` does (200 %/120 % of cwnd x mss / srtt).
+//! - Linux's `initial_ssthresh` module parameter (used only with HyStart off) is not
+//!   offered. The Reno-estimate increment is kept at least 1 packet (Linux would loop
+//!   forever for beta close to 0).
+//! - The ccsim sender calls `set_state` only when the state changes, so a repeated RTO
+//!   does not reset CUBIC again (Linux calls `cubictcp_state(Loss)` on every RTO).
+
+use super::abe::Abe;
+use super::{
+    boolean, duration_where, integer_in, number_where, reno, unknown_param, CaEvent, CaState,
+    CcState, CongestionControl, ReductionCause,
+};
+use crate::cc::AckSample;
+use crate::scenario::{ParamValue, ScenarioError};
+
+/// Linux `HYSTART_ACK_TRAIN`.
+const HYSTART_ACK_TRAIN: u32 = 1;
+/// Linux `HYSTART_DELAY`.
+const HYSTART_DELAY: u32 = 2;
+/// Linux `HYSTART_MIN_SAMPLES`.
+const HYSTART_MIN_SAMPLES: u8 = 8;
+/// Linux `HYSTART_DELAY_MIN` / `HYSTART_DELAY_MAX` (µs).
+const HYSTART_DELAY_MIN_US: u32 = 4000;
+const HYSTART_DELAY_MAX_US: u32 = 16000;
+/// `sk_gso_max_size` of a Linux host (GSO_LEGACY_MAX_SIZE).
+const GSO_MAX_SIZE: u64 = 65536;
+
+const PARAMS: &[&str] = &[
+    "beta",
+    "c",
+    "fast_convergence",
+    "tcp_friendliness",
+    "hystart",
+    "hystart_detect",
+    "hystart_low_window",
+    "hystart_ack_delta",
+    "hz",
+    "rfc9438_friendly_alpha",
+    "abe",
+    "beta_ecn",
+    "abe_in_slow_start",
+];
+
+/// CUBIC: parameters and the state of Linux's `struct bictcp`.
+#[derive(Debug, Clone)]
+pub struct Cubic {
+    // ----- parameters
+    beta: f64,
+    c: f64,
+    fast_convergence: bool,
+    tcp_friendliness: bool,
+    hystart: bool,
+    hystart_detect: u32,
+    hystart_low_window: u32,
+    hystart_ack_delta_us: u64,
+    hz: u64,
+    rfc9438_friendly_alpha: bool,
+    abe: Abe,
+    /// Linux `beta_scale`, derived from `beta`.
+    beta_scale: u32,
+
+    // ----- Linux struct bictcp
+    cnt: u32,
+    last_max_cwnd: u32,
+    last_cwnd: u32,
+    /// Jiffies.
+    last_time: u64,
+    origin_point: u32,
+    /// K in seconds.
+    k_s: f64,
+    /// Minimum RTT in µs (0 = none yet).
+    delay_min_us: u32,
+    /// Jiffies; `None` = no epoch (Linux's 0).
+    epoch_start: Option<u64>,
+    ack_cnt: u32,
+    tcp_cwnd: u32,
+    sample_cnt: u8,
+    found: bool,
+    round_start_us: u64,
+    end_seq: u64,
+    last_ack_us: u64,
+    curr_rtt_us: u32,
+
+    // ----- extensions
+    /// cwnd when ssthresh was last set (RFC 9438 `cwnd_prior`).
+    cwnd_prior: u32,
+    /// Reconstruction of Linux `lsndtime`.
+    seen_snd_nxt: u64,
+    seen_at_ns: u64,
+    last_send_ns: u64,
+}
+
+impl Default for Cubic {
+    fn default() -> Self {
+        let beta = 717.0 / 1024.0;
+        Cubic {
+            beta,
+            c: 410.0 / 1024.0,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart: true,
+            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
+            hystart_low_window: 16,
+            hystart_ack_delta_us: 2000,
+            hz: 1000,
+            rfc9438_friendly_alpha: false,
+            abe: Abe::new(0.85),
+            beta_scale: beta_scale(beta),
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: 0,
+            origin_point: 0,
+            k_s: 0.0,
+            delay_min_us: 0,
+            epoch_start: None,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
+            sample_cnt: 0,
+            found: false,
+            round_start_us: 0,
+            end_seq: 0,
+            last_ack_us: 0,
+            curr_rtt_us: u32::MAX,
+            cwnd_prior: 0,
+            seen_snd_nxt: 0,
+            seen_at_ns: 0,
+            last_send_ns: 0,
+        }
+    }
+}
+
+/// Linux `beta_scale = 8 * (1024 + beta) / 3 / (1024 - beta)` (integer divisions); for
+/// beta = b/1024 the nested floors equal the floor of the real quotient.
+fn beta_scale(beta: f64) -> u32 {
+    let v = 8.0 * (1.0 + beta) / (3.0 * (1.0 - beta));
+    ((v + 1e-9).floor() as u32).max(1)
+}
+
+impl Cubic {
+    /// Jiffies at `ns` of simulated time.
+    #[inline]
+    fn jiffies(&self, ns: u64) -> u64 {
+        (ns as u128 * self.hz as u128 / 1_000_000_000) as u64
+    }
+
+    /// Linux `usecs_to_jiffies()` (rounds up).
+    #[inline]
+    fn usecs_to_jiffies(&self, us: u32) -> u64 {
+        (us as u64 * self.hz).div_ceil(1_000_000)
+    }
+
+    /// The W_max the next epoch aims at (0 before the first reduction).
+    pub fn w_max(&self) -> u32 {
+        self.last_max_cwnd
+    }
+
+    /// Linux `bictcp_reset()`.
+    fn reset(&mut self) {
+        self.cnt = 0;
+        self.last_max_cwnd = 0;
+        self.last_cwnd = 0;
+        self.last_time = 0;
+        self.origin_point = 0;
+        self.k_s = 0.0;
+        self.delay_min_us = 0;
+        self.epoch_start = None;
+        self.ack_cnt = 0;
+        self.tcp_cwnd = 0;
+        self.found = false;
+    }
+
+    /// Linux `bictcp_hystart_reset()`.
+    fn hystart_reset(&mut self, tp: &CcState) {
+        let now_us = tp.now_ns / 1000;
+        self.round_start_us = now_us;
+        self.last_ack_us = now_us;
+        self.end_seq = tp.snd_nxt;
+        self.curr_rtt_us = u32::MAX;
+        self.sample_cnt = 0;
+    }
+
+    /// Track when data was last sent (Linux `tp->lsndtime`): data found sent at this
+    /// callback left after the previous one.
+    fn observe(&mut self, tp: &CcState) {
+        if tp.snd_nxt != self.seen_snd_nxt {
+            self.last_send_ns = self.seen_at_ns;
+            self.seen_snd_nxt = tp.snd_nxt;
+        }
+        self.seen_at_ns = tp.now_ns;
+    }
+
+    /// Linux `bictcp_update()`: recompute `cnt`.
+    fn update(&mut self, tp: &CcState, cwnd: u32, acked: u32) {
+        self.ack_cnt = self.ack_cnt.wrapping_add(acked);
+        let now = self.jiffies(tp.now_ns);
+        if self.last_cwnd == cwnd && now.saturating_sub(self.last_time) <= self.hz / 32 {
+            return;
+        }
+        // The cubic function can update cnt at most once per jiffy.
+        if !(self.epoch_start.is_some() && now == self.last_time) {
+            self.last_cwnd = cwnd;
+            self.last_time = now;
+            let epoch = match self.epoch_start {
+                Some(e) => e,
+                None => {
+                    self.epoch_start = Some(now);
+                    self.ack_cnt = acked;
+                    self.tcp_cwnd = cwnd;
+                    if self.last_max_cwnd <= cwnd {
+                        self.k_s = 0.0;
+                        self.origin_point = cwnd;
+                    } else {
+                        self.k_s = ((self.last_max_cwnd - cwnd) as f64 / self.c).cbrt();
+                        self.origin_point = self.last_max_cwnd;
+                    }
+                    now
+                }
+            };
+            // The target is the curve one minimum RTT ahead.
+            let t_j = now.saturating_sub(epoch) + self.usecs_to_jiffies(self.delay_min_us);
+            let t = t_j as f64 / self.hz as f64;
+            let offs = (t - self.k_s).abs();
+            let delta = (self.c * offs * offs * offs).floor().min(u32::MAX as f64) as u32;
+            let target = if t < self.k_s {
+                self.origin_point.saturating_sub(delta)
+            } else {
+                self.origin_point.saturating_add(delta)
+            };
+            self.cnt = if target > cwnd {
+                cwnd / (target - cwnd)
+            } else {
+                cwnd.saturating_mul(100)
+            };
+            // Before the first loss, grow at most 5 % per RTT.
+            if self.last_max_cwnd == 0 && self.cnt > 20 {
+                self.cnt = 20;
+            }
+        }
+        // Reno-friendly region.
+        if self.tcp_friendliness {
+            loop {
+                let per_pkt = if self.rfc9438_friendly_alpha && self.tcp_cwnd >= self.cwnd_prior {
+                    cwnd
+                } else {
+                    ((cwnd as u64 * self.beta_scale as u64) >> 3) as u32
+                }
+                .max(1);
+                if self.ack_cnt <= per_pkt {
+                    break;
+                }
+                self.ack_cnt -= per_pkt;
+                self.tcp_cwnd += 1;
+            }
+            if self.tcp_cwnd > cwnd {
+                let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
+                self.cnt = self.cnt.min(max_cnt);
+            }
+        }
+        // At most one packet per two ACKed: x1.5 per RTT.
+        self.cnt = self.cnt.max(2);
+    }
+
+    /// Linux `hystart_ack_delay()`: the ACK-train cushion in µs.
+    fn hystart_ack_delay_us(&self, tp: &CcState) -> u64 {
+        if tp.srtt_ns == 0 {
+            return 0;
+        }
+        let ratio: u128 = if tp.cwnd < tp.ssthresh / 2 { 200 } else { 120 };
+        // Bytes per second (tcp_update_pacing_rate).
+        let rate = tp.mss as u128 * ratio * tp.cwnd.max(tp.packets_out) as u128 * 10_000_000
+            / tp.srtt_ns as u128;
+        if rate == 0 {
+            return 0;
+        }
+        (1000u128).min(GSO_MAX_SIZE as u128 * 4 * 1_000_000 / rate) as u64
+    }
+
+    /// Linux `hystart_update()`.
+    fn hystart_update(&mut self, tp: &mut CcState, delay_us: u32) {
+        if tp.snd_una > self.end_seq {
+            self.hystart_reset(tp);
+        }
+        if tp.cwnd < self.hystart_low_window {
+            return;
+        }
+        if self.hystart_detect & HYSTART_ACK_TRAIN != 0 {
+            let now = tp.now_ns / 1000;
+            if now.saturating_sub(self.last_ack_us) <= self.hystart_ack_delta_us {
+                self.last_ack_us = now;
+                // Unpaced socket (SK_PACING_NONE): half of delay_min plus the cushion.
+                let threshold = (self.delay_min_us as u64 + self.hystart_ack_delay_us(tp)) >> 1;
+                if now.saturating_sub(self.round_start_us) > threshold {
+                    self.found = true;
+                    self.cwnd_prior = tp.cwnd;
+                    tp.ssthresh = tp.cwnd;
+                }
+            }
+        }
+        if self.hystart_detect & HYSTART_DELAY != 0 {
+            self.curr_rtt_us = self.curr_rtt_us.min(delay_us);
+            if self.sample_cnt < HYSTART_MIN_SAMPLES {
+                self.sample_cnt += 1;
+            } else {
+                let thresh =
+                    (self.delay_min_us >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
+                if self.curr_rtt_us > self.delay_min_us.saturating_add(thresh) {
+                    self.found = true;
+                    self.cwnd_prior = tp.cwnd;
+                    tp.ssthresh = tp.cwnd;
+                }
+            }
+        }
+    }
+
+    /// Convert the stored jiffy times to a new HZ.
+    fn rescale_jiffies(&mut self, new_hz: u64) {
+        fn conv(j: u64, from: u64, to: u64) -> u64 {
+            (j as u128 * to as u128 / from as u128) as u64
+        }
+        let old = self.hz;
+        self.last_time = conv(self.last_time, old, new_hz);
+        self.epoch_start = self.epoch_start.map(|e| conv(e, old, new_hz));
+        self.hz = new_hz;
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn init(&mut self, tp: &mut CcState) {
+        self.reset();
+        if self.hystart {
+            self.hystart_reset(tp);
+        }
+        self.seen_snd_nxt = tp.snd_nxt;
+        self.seen_at_ns = tp.now_ns;
+        self.last_send_ns = tp.now_ns;
+    }
+
+    fn ssthresh(&mut self, tp: &CcState, cause: ReductionCause) -> u32 {
+        let cwnd = tp.cwnd;
+        self.epoch_start = None;
+        // W_max and fast convergence.
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
+            (cwnd as f64 * (1.0 + self.beta) / 2.0) as u32
+        } else {
+            cwnd
+        };
+        self.cwnd_prior = cwnd;
+        let beta = self.abe.beta_for(tp, cause).unwrap_or(self.beta);
+        ((cwnd as f64 * beta) as u32).max(2)
+    }
+
+    fn cong_avoid(&mut self, tp: &mut CcState, acked: u32) {
+        if !tp.is_cwnd_limited {
+            return;
+        }
+        let mut acked = acked;
+        if tp.in_slow_start() {
+            acked = reno::slow_start(tp, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let cwnd = tp.cwnd;
+        self.update(tp, cwnd, acked);
+        reno::cong_avoid_ai(tp, self.cnt, acked);
+    }
+
+    fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
+        self.observe(tp);
+        let Some(rtt_ns) = sample.rtt_ns else {
+            return;
+        };
+        // Discard delay samples right after a reduction.
+        if let Some(epoch) = self.epoch_start {
+            if self.jiffies(tp.now_ns).saturating_sub(epoch) < self.hz {
+                return;
+            }
+        }
+        let delay = ((rtt_ns / 1000).min(u32::MAX as u64) as u32).max(1);
+        if self.delay_min_us == 0 || self.delay_min_us > delay {
+            self.delay_min_us = delay;
+        }
+        if !self.found && tp.in_slow_start() && self.hystart {
+            self.hystart_update(tp, delay);
+        }
+    }
+
+    fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
+        if new_state == CaState::Loss {
+            self.reset();
+            self.hystart_reset(tp);
+        }
+    }
+
+    fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
+        if event == CaEvent::TxStart {
+            self.observe(tp);
+            let now = self.jiffies(tp.now_ns);
+            let delta = now.saturating_sub(self.jiffies(self.last_send_ns));
+            // Idle for a while: shift the epoch to keep growth on the cubic curve.
+            if let Some(e) = self.epoch_start {
+                if delta > 0 {
+                    self.epoch_start = Some((e + delta).min(now));
+                }
+            }
+        }
+    }
+
+    fn set_param(
+        &mut self,
+        path: &str,
+        name: &str,
+        value: &ParamValue,
+    ) -> Result<(), ScenarioError> {
+        if let Some(r) = self.abe.set_param(path, name, value) {
+            return r;
+        }
+        match name {
+            "beta" => {
+                self.beta = number_where(path, name, value, "a number in (0, 1)", |b| {
+                    b > 0.0 && b < 1.0
+                })?;
+                self.beta_scale = beta_scale(self.beta);
+            }
+            "c" => {
+                self.c = number_where(path, name, value, "a positive number", |c| c > 0.0)?;
+                // A new curve from the next ACK (last_cwnd = 0 defeats the HZ/32 hold).
+                self.epoch_start = None;
+                self.last_cwnd = 0;
+            }
+            "fast_convergence" => self.fast_convergence = boolean(path, name, value)?,
+            "tcp_friendliness" => self.tcp_friendliness = boolean(path, name, value)?,
+            "hystart" => self.hystart = boolean(path, name, value)?,
+            "hystart_detect" => self.hystart_detect = integer_in(path, name, value, 0, 3)? as u32,
+            "hystart_low_window" => {
+                self.hystart_low_window = integer_in(path, name, value, 0, u32::MAX as u64)? as u32
+            }
+            "hystart_ack_delta" => {
+                self.hystart_ack_delta_us =
+                    duration_where(path, name, value, "a duration like \"2ms\"", |_| true)? / 1000
+            }
+            "hz" => {
+                let hz = integer_in(path, name, value, 1, 1_000_000)?;
+                self.rescale_jiffies(hz);
+            }
+            "rfc9438_friendly_alpha" => self.rfc9438_friendly_alpha = boolean(path, name, value)?,
+            other => return Err(unknown_param(path, other, "cubic", PARAMS)),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::tests::state;
+    use crate::cc::INFINITE_SSTHRESH;
+
+    const MS: u64 = 1_000_000;
+
+    /// Linux's constants.
+    const BETA: f64 = 717.0 / 1024.0;
+    const C: f64 = 410.0 / 1024.0;
+
+    /// Drive congestion avoidance for `dur_ns` with an ACK clock of `rtt_ns`: each round
+    /// delivers one ACK per packet of the round's starting cwnd, evenly spaced. Returns
+    /// (time since start, cwnd) after every round.
+    fn run_rounds(cc: &mut Cubic, tp: &mut CcState, rtt_ns: u64, rounds: u32) -> Vec<(f64, u32)> {
+        let start = tp.now_ns;
+        let mut out = vec![];
+        for _ in 0..rounds {
+            let n = tp.cwnd;
+            let gap = rtt_ns / n as u64;
+            for _ in 0..n {
+                tp.now_ns += gap;
+                tp.snd_una += 1;
+                tp.snd_nxt += 1;
+                cc.pkts_acked(
+                    tp,
+                    &AckSample {
+                        pkts_acked: 1,
+                        rtt_ns: Some(rtt_ns),
+                        in_flight: tp.cwnd,
+                    },
+                );
+                cc.cong_avoid(tp, 1);
+            }
+            tp.now_ns = tp.now_ns - gap * n as u64 + rtt_ns;
+            out.push(((tp.now_ns - start) as f64 / 1e9, tp.cwnd));
+        }
+        out
+    }
+
+    /// A CUBIC in congestion avoidance right after a loss at `w_max`, with minimum RTT
+    /// `rtt_ns` already measured.
+    fn after_loss(w_max: u32, rtt_ns: u64) -> (Cubic, CcState) {
+        let mut cc = Cubic::default();
+        let mut tp = state(w_max);
+        tp.now_ns = 10_000 * MS;
+        cc.init(&mut tp);
+        cc.pkts_acked(
+            &mut tp,
+            &AckSample {
+                pkts_acked: 1,
+                rtt_ns: Some(rtt_ns),
+                in_flight: w_max,
+            },
+        );
+        let ss = cc.ssthresh(&tp, ReductionCause::Loss);
+        tp.ssthresh = ss;
+        tp.cwnd = ss; // end of the reduction (tcp_end_cwnd_reduction)
+        (cc, tp)
+    }
+
+    fn w_cubic(t: f64, k: f64, w_max: f64) -> f64 {
+        C * (t - k).powi(3) + w_max
+    }
+
+    /// Linux aims each ACK at the curve one minimum RTT ahead, with the curve's offset
+    /// truncated to whole packets (towards W_max), so the window at the end of the round
+    /// ending at t lies within one packet of [W(t), W(t + min_rtt)].
+    fn assert_on_curve(traj: &[(f64, u32)], k: f64, w_max: f64, rtt_s: f64) {
+        for &(t, cwnd) in traj {
+            let (a, b) = (w_cubic(t, k, w_max), w_cubic(t + rtt_s, k, w_max));
+            let (lo, hi) = (a.min(b) - 1.0, a.max(b) + 1.0);
+            assert!(
+                (lo..=hi).contains(&(cwnd as f64)),
+                "t = {t:.1} s: cwnd {cwnd} outside [{lo:.2}, {hi:.2}] (W_max {w_max}, K {k:.3})"
+            );
+        }
+    }
+
+    #[test]
+    fn ssthresh_and_w_max_follow_linux_constants() {
+        let mut cc = Cubic::default();
+        let tp = state(100);
+        // 100 x 717 / 1024 = 70.02.
+        assert_eq!(cc.ssthresh(&tp, ReductionCause::Loss), 70);
+        assert_eq!(cc.w_max(), 100);
+        // Linux treats an ECN echo exactly like a loss.
+        assert_eq!(cc.ssthresh(&tp, ReductionCause::Ecn), 70);
+        assert_eq!(beta_scale(BETA), 15, "Linux's precomputed beta_scale");
+    }
+
+    #[test]
+    fn window_follows_the_cubic_curve_after_a_loss() {
+        // W_max = 100, RTT = min RTT = 100 ms: K = cbrt(100 x 0.3 / 0.4) = 4.2 s. The
+        // Reno estimate (0.53 packets/RTT from 70) stays below the curve throughout.
+        let rtt = 100 * MS;
+        let (mut cc, mut tp) = after_loss(100, rtt);
+        assert_eq!(tp.cwnd, 70);
+        let w_max = 100.0;
+        let k = ((w_max - 70.0) / C).cbrt();
+        let traj = run_rounds(&mut cc, &mut tp, rtt, 90);
+        assert_on_curve(&traj, k, w_max, 0.1);
+        // The plateau: around t = K the window is at W_max.
+        let at_k = traj.iter().find(|&&(t, _)| t >= k).unwrap();
+        assert!((at_k.1 as f64 - w_max).abs() <= 1.0, "{at_k:?}");
+        // Convex region beyond: W(9 s) = 100 + 0.4 x 4.78^3 = 144.
+        let last = traj.last().unwrap();
+        assert!(last.1 > 140, "{last:?}");
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_on_a_loss_below_it() {
+        let rtt = 100 * MS;
+        for (fc, expect_w_max) in [(true, 765u32), (false, 900)] {
+            let (mut cc, mut tp) = after_loss(1000, rtt);
+            cc.set_param("p", "fast_convergence", &ParamValue::Bool(fc))
+                .unwrap();
+            // Second loss at 900 < W_max = 1000: W_max = 900 (1 + 0.7) / 2 = 765.1.
+            tp.cwnd = 900;
+            let ss = cc.ssthresh(&tp, ReductionCause::Loss);
+            assert_eq!(ss, 630, "900 x 717 / 1024");
+            assert_eq!(cc.w_max(), expect_w_max);
+            tp.ssthresh = ss;
+            tp.cwnd = ss;
+            // Observed: the next epoch follows the curve with the new W_max (K = 7.0 s with
+            // fast convergence, 8.8 s without).
+            let k = ((expect_w_max - ss) as f64 / C).cbrt();
+            let traj = run_rounds(&mut cc, &mut tp, rtt, 80);
+            assert_on_curve(&traj, k, expect_w_max as f64, 0.1);
+        }
+    }
+
+    #[test]
+    fn reno_friendly_region_dominates_at_low_bdp() {
+        // W_max = 10 at 10 ms: the curve needs K = cbrt(3 / 0.4) = 1.96 s to regain 3
+        // packets; the Reno estimate gains cwnd / ((cwnd x 15) >> 3) ~ 0.53 packets per
+        // 10 ms round (RFC 9438: 3 (1 - beta) / (1 + beta) = 0.53).
+        let rtt = 10 * MS;
+        let (mut cc, mut tp) = after_loss(10, rtt);
+        assert_eq!(tp.cwnd, 7);
+        let traj = run_rounds(&mut cc, &mut tp, rtt, 100);
+        let slope = (traj[99].1 - traj[29].1) as f64 / 70.0;
+        assert!(
+            (slope - 8.0 / 15.0).abs() < 0.05,
+            "slope {slope} packets/RTT"
+        );
+        // Without the Reno-friendly region the window stays on the curve, below W_max.
+        let (mut cc, mut tp) = after_loss(10, rtt);
+        cc.set_param("p", "tcp_friendliness", &ParamValue::Bool(false))
+            .unwrap();
+        let traj = run_rounds(&mut cc, &mut tp, rtt, 100);
+        assert_on_curve(&traj, (3.0 / C).cbrt(), 10.0, 0.01);
+        assert!(traj.last().unwrap().1 <= 10);
+    }
+
+    #[test]
+    fn rfc9438_alpha_switches_the_reno_estimate_to_one_packet_per_rtt() {
+        let rtt = 10 * MS;
+        let (mut cc, mut tp) = after_loss(10, rtt);
+        cc.set_param("p", "rfc9438_friendly_alpha", &ParamValue::Bool(true))
+            .unwrap();
+        let traj = run_rounds(&mut cc, &mut tp, rtt, 100);
+        // 0.53/RTT until W_est reaches cwnd_prior = 10 (about 6 rounds), then 1/RTT.
+        let got = traj.last().unwrap().1 as f64;
+        assert!(got > 95.0 && got < 106.0, "cwnd {got}");
+        // Linux's estimate reaches about 7 + 0.53 x 100 = 60 (previous test).
+    }
+
+    #[test]
+    fn no_loss_yet_caps_growth_at_five_percent_per_rtt() {
+        // HyStart ended slow start at 100 before any loss (W_max = 0): cnt <= 20.
+        let mut cc = Cubic::default();
+        let mut tp = state(100);
+        cc.init(&mut tp);
+        let traj = run_rounds(&mut cc, &mut tp, 100 * MS, 10);
+        // 1.05^10 = 1.63 would be the cap; the Reno estimate is far below.
+        let got = traj.last().unwrap().1;
+        assert!((155..=165).contains(&got), "{got}");
+    }
+
+    #[test]
+    fn rto_resets_w_max_and_delay_min() {
+        let (mut cc, mut tp) = after_loss(100, 100 * MS);
+        assert_eq!(cc.w_max(), 100);
+        cc.set_state(&mut tp, CaState::Loss);
+        assert_eq!(cc.w_max(), 0);
+        assert_eq!(cc.delay_min_us, 0);
+    }
+
+    #[test]
+    fn idle_time_shifts_the_epoch() {
+        let rtt = 100 * MS;
+        let (mut cc, mut tp) = after_loss(100, rtt);
+        run_rounds(&mut cc, &mut tp, rtt, 5);
+        let epoch = cc.epoch_start.unwrap();
+        // The application goes idle: everything is ACKed, then 3 s later new data.
+        cc.pkts_acked(
+            &mut tp,
+            &AckSample {
+                pkts_acked: 1,
+                rtt_ns: None,
+                in_flight: 1,
+            },
+        );
+        let last_ack = tp.now_ns;
+        tp.now_ns += 3000 * MS;
+        cc.cwnd_event(&mut tp, CaEvent::TxStart);
+        // The last data went out at the last ACK of the rounds (no new data since).
+        let shift = cc.epoch_start.unwrap() - epoch;
+        let expect = (tp.now_ns - last_ack) / MS;
+        assert!(
+            shift >= expect && shift <= expect + 1 + rtt / MS,
+            "shift {shift} jiffies, idle {expect}"
+        );
+    }
+
+    fn sample(tp: &mut CcState, cc: &mut Cubic, rtt_ms: u64) {
+        cc.pkts_acked(
+            tp,
+            &AckSample {
+                pkts_acked: 1,
+                rtt_ns: Some(rtt_ms * MS),
+                in_flight: tp.cwnd,
+            },
+        );
+    }
+
+    #[test]
+    fn hystart_delay_detection_uses_linux_thresholds() {
+        // delay_min = 100 ms: threshold = 100 + clamp(12.5, 4, 16) = 112.5 ms, after 8
+        // samples in a round, at cwnd >= 16. ACKs 5 ms apart: no ACK train.
+        for (rtt_ms, hystart, expect_exit) in
+            [(113, true, true), (112, true, false), (113, false, false)]
+        {
+            let mut cc = Cubic::default();
+            cc.set_param("p", "hystart", &ParamValue::Bool(hystart))
+                .unwrap();
+            let mut tp = state(32);
+            tp.ssthresh = INFINITE_SSTHRESH;
+            tp.snd_nxt = 32;
+            cc.init(&mut tp);
+            sample(&mut tp, &mut cc, 100);
+            // Next round.
+            tp.snd_una = 33;
+            tp.snd_nxt = 64;
+            for _ in 0..12 {
+                tp.now_ns += 5 * MS;
+                sample(&mut tp, &mut cc, rtt_ms);
+            }
+            let exited = tp.ssthresh == tp.cwnd;
+            assert_eq!(exited, expect_exit, "rtt {rtt_ms} hystart {hystart}");
+        }
+    }
+
+    #[test]
+    fn hystart_ack_train_ends_slow_start_after_half_the_min_rtt() {
+        let mut cc = Cubic::default();
+        cc.set_param("p", "hystart_detect", &ParamValue::Number(1.0))
+            .unwrap();
+        let mut tp = state(32);
+        tp.ssthresh = INFINITE_SSTHRESH;
+        cc.init(&mut tp);
+        sample(&mut tp, &mut cc, 100);
+        tp.snd_una = 33;
+        tp.snd_nxt = 64;
+        // A train of ACKs 1 ms apart from the round's first ACK (t = 1 ms): it fires once
+        // it spans more than (100 ms + 1 ms cushion) / 2 = 50.5 ms, i.e. at t = 52 ms.
+        let round_start = tp.now_ns;
+        let mut fired_at = None;
+        for i in 1..80u64 {
+            tp.now_ns = round_start + i * MS;
+            sample(&mut tp, &mut cc, 100);
+            if tp.ssthresh == tp.cwnd {
+                fired_at = Some(i);
+                break;
+            }
+        }
+        assert_eq!(fired_at, Some(52));
+        // Trains with gaps beyond hystart_ack_delta (2 ms) never fire.
+        let mut cc = Cubic::default();
+        let mut tp = state(32);
+        tp.ssthresh = INFINITE_SSTHRESH;
+        cc.init(&mut tp);
+        cc.set_param("p", "hystart_detect", &ParamValue::Number(1.0))
+            .unwrap();
+        sample(&mut tp, &mut cc, 100);
+        tp.snd_una = 33;
+        tp.snd_nxt = 64;
+        for _ in 1..40u64 {
+            tp.now_ns += 3 * MS;
+            sample(&mut tp, &mut cc, 100);
+        }
+        assert_eq!(tp.ssthresh, INFINITE_SSTHRESH);
+    }
+
+    #[test]
+    fn abe_cubic_uses_beta_ecn_and_keeps_w_max() {
+        let mut cc = Cubic::default();
+        cc.set_param("p", "abe", &ParamValue::Bool(true)).unwrap();
+        let tp = state(100);
+        assert_eq!(cc.ssthresh(&tp, ReductionCause::Ecn), 85);
+        assert_eq!(cc.w_max(), 100);
+        assert_eq!(cc.ssthresh(&tp, ReductionCause::Loss), 70);
+        let mut tp = state(100);
+        tp.ssthresh = INFINITE_SSTHRESH;
+        assert_eq!(
+            cc.ssthresh(&tp, ReductionCause::Ecn),
+            70,
+            "end of slow start: loss beta (RFC 8511 §3)"
+        );
+    }
+
+    #[test]
+    fn beta_change_mid_flow_changes_the_next_reduction_and_reno_slope() {
+        let (mut cc, mut tp) = after_loss(100, 100 * MS);
+        run_rounds(&mut cc, &mut tp, 100 * MS, 3);
+        cc.set_param("p", "beta", &ParamValue::Number(0.5)).unwrap();
+        let cwnd = tp.cwnd;
+        assert_eq!(cc.ssthresh(&tp, ReductionCause::Loss), cwnd / 2);
+        assert_eq!(cc.beta_scale, 8, "Reno slope 1 packet/RTT at beta 0.5");
+    }
+
+    #[test]
+    fn c_change_mid_epoch_restarts_the_curve_with_the_new_c() {
+        let rtt = 100 * MS;
+        let (mut a, mut tpa) = after_loss(100, rtt);
+        let (mut b, mut tpb) = after_loss(100, rtt);
+        run_rounds(&mut a, &mut tpa, rtt, 5);
+        run_rounds(&mut b, &mut tpb, rtt, 5);
+        b.set_param("p", "c", &ParamValue::Number(4.0)).unwrap();
+        let ta = run_rounds(&mut a, &mut tpa, rtt, 15);
+        let tb = run_rounds(&mut b, &mut tpb, rtt, 15);
+        // Ten times C: the new curve from cwnd ~80 has K = cbrt(20 / 4) = 1.7 s, so at
+        // t = 2 s the window is at W_max; with C = 0.4 (K = 4.2 s) W(2 s) = 95.7.
+        assert!(tb.last().unwrap().1 >= 99, "{tb:?}");
+        assert!(ta.last().unwrap().1 <= 97, "{ta:?}");
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter() {
+        let mut cc = Cubic::default();
+        let e = cc
+            .set_param("flows[0].cc", "beta", &ParamValue::Number(1.5))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "flows[0].cc.beta: expected a number in (0, 1), got 1.5"
+        );
+        let e = cc
+            .set_param("flows[0].cc", "hystart_ack_delta", &ParamValue::Number(2.0))
+            .unwrap_err();
+        assert_eq!(e.path, "flows[0].cc.hystart_ack_delta");
+        let e = cc
+            .set_param("flows[0].cc", "hystart_detect", &ParamValue::Number(4.0))
+            .unwrap_err();
+        assert_eq!(e.path, "flows[0].cc.hystart_detect");
+        let e = cc
+            .set_param("flows[0].cc", "gamma", &ParamValue::Number(4.0))
+            .unwrap_err();
+        assert_eq!(e.path, "flows[0].cc.gamma");
+    }
+}

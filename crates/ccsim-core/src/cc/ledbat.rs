@@ -1,0 +1,407 @@
+//! LEDBAT (Low Extra Delay Background Transport), RFC 6817.
+//!
+//! Reference: RFC 6817 §2.4 (sender pseudocode) and §2.4.2/§3 (constants); no Linux
+//! mainline module exists.
+//!
+//! - Delay samples (one per ACK that carries an RTT sample): `update_base_delay` keeps
+//!   `BASE_HISTORY` one-minute minima (a new bucket whenever the minute changes);
+//!   `update_current_delay` keeps the last `CURRENT_FILTER` samples; `FILTER()` is their
+//!   minimum, over samples no older than one (smoothed) RTT (§3.4.2's limit), the newest
+//!   always included.
+//! - Per ACK that acknowledges new data outside loss recovery (`cong_avoid`):
+//!   `queuing_delay = FILTER(current_delays) - MIN(base_delays)`, `off_target = (TARGET -
+//!   queuing_delay) / TARGET`, `cwnd += GAIN * off_target * bytes_newly_acked * MSS / cwnd`
+//!   (in packets: `GAIN off_target acked / cwnd`), then `cwnd <= flightsize +
+//!   ALLOWED_INCREASE` (flightsize = packets in flight before the ACK) and `cwnd >=
+//!   MIN_CWND`. cwnd is kept as a real number and the sender sees its integer part.
+//! - Loss (and ECN, treated alike): `cwnd = min(cwnd, max(cwnd / 2, MIN_CWND))` at most once
+//!   per RTT — the sender's Recovery/CWR with `ssthresh = max(cwnd / 2, MIN_CWND)`.
+//! - The window starts at INIT_CWND.
+//!
+//! Parameters (RFC 6817 names and recommended values): `target` ("100ms"; the RFC says it
+//! MUST be 100 ms or less, larger values are rejected), `gain` (1; MUST be <= 1),
+//! `allowed_increase` (1 packet; MUST be > 0), `min_cwnd` (2), `init_cwnd` (2; 0 keeps the
+//! flow's `initial_window`), `base_history` (10 minutes), `current_filter` (4 samples: the
+//! RFC asks for at least 4 delay samples per RTT), `slow_start` (false: the RFC pseudocode
+//! has no slow start; true adds Reno slow start while cwnd < ssthresh, as ns-3's TcpLedbat
+//! offers). Changes apply from the next ACK; a smaller `base_history` or `current_filter`
+//! drops the oldest entries.
+//!
+//! Departures: RFC 6817 measures one-way delay (receiver timestamps). ccsim's sender has
+//! only RTT samples, so the delays here are RTTs: the queueing-delay estimate is `RTT -
+//! min RTT`, which also counts queueing on the ACK path (none in a dumbbell whose reverse
+//! direction is not congested). Samples come from the ACKed segment's RTT (Linux's
+//! `ca_rtt`), one per ACK; the RFC allows several per ACK.
+
+use std::collections::VecDeque;
+
+use super::{
+    boolean, duration_where, integer_in, number_where, reno, unknown_param, AckSample, CcState,
+    CongestionControl, ReductionCause,
+};
+use crate::scenario::{ParamValue, ScenarioError};
+
+const MINUTE_NS: u64 = 60_000_000_000;
+
+const PARAMS: &[&str] = &[
+    "target",
+    "gain",
+    "allowed_increase",
+    "min_cwnd",
+    "init_cwnd",
+    "base_history",
+    "current_filter",
+    "slow_start",
+];
+
+/// LEDBAT state and parameters.
+#[derive(Debug, Clone)]
+pub struct Ledbat {
+    target_ns: u64,
+    gain: f64,
+    allowed_increase: f64,
+    min_cwnd: u32,
+    init_cwnd: u32,
+    base_history: usize,
+    current_filter: usize,
+    slow_start: bool,
+
+    /// One-minute minima, oldest first (ns).
+    base_delays: VecDeque<u64>,
+    /// Minute index of the last rollover (`None` = never, the RFC's -infinity).
+    last_rollover_min: Option<u64>,
+    /// (arrival time, delay) of the last samples, oldest first.
+    current_delays: VecDeque<(u64, u64)>,
+    /// The real-valued window and the integer value last written to `tp.cwnd`.
+    cwnd: f64,
+    cwnd_written: u32,
+    /// Packets in flight before the current ACK (the RFC's flightsize).
+    flightsize: u32,
+}
+
+impl Default for Ledbat {
+    fn default() -> Self {
+        Ledbat {
+            target_ns: 100_000_000,
+            gain: 1.0,
+            allowed_increase: 1.0,
+            min_cwnd: 2,
+            init_cwnd: 2,
+            base_history: 10,
+            current_filter: 4,
+            slow_start: false,
+            base_delays: VecDeque::new(),
+            last_rollover_min: None,
+            current_delays: VecDeque::new(),
+            cwnd: 0.0,
+            cwnd_written: 0,
+            flightsize: 0,
+        }
+    }
+}
+
+impl Ledbat {
+    /// RFC 6817 `update_base_delay()`.
+    fn update_base_delay(&mut self, now_ns: u64, delay: u64) {
+        let minute = now_ns / MINUTE_NS;
+        if self.last_rollover_min != Some(minute) {
+            self.last_rollover_min = Some(minute);
+            self.base_delays.push_back(delay);
+            while self.base_delays.len() > self.base_history {
+                self.base_delays.pop_front();
+            }
+        } else if let Some(tail) = self.base_delays.back_mut() {
+            *tail = (*tail).min(delay);
+        }
+    }
+
+    /// RFC 6817 `update_current_delay()`.
+    fn update_current_delay(&mut self, now_ns: u64, delay: u64) {
+        self.current_delays.push_back((now_ns, delay));
+        while self.current_delays.len() > self.current_filter {
+            self.current_delays.pop_front();
+        }
+    }
+
+    /// `FILTER(current_delays) - MIN(base_delays)`, if there are samples.
+    pub fn queuing_delay_ns(&self, tp: &CcState) -> Option<u64> {
+        let &(newest_t, newest) = self.current_delays.back()?;
+        let horizon = newest_t.saturating_sub(tp.srtt_ns);
+        let filtered = self
+            .current_delays
+            .iter()
+            .filter(|&&(t, _)| t >= horizon)
+            .map(|&(_, d)| d)
+            .min()
+            .unwrap_or(newest);
+        let base = self.base_delays.iter().copied().min()?;
+        Some(filtered.saturating_sub(base))
+    }
+
+    /// Take over a cwnd the sender changed (reductions, init).
+    fn sync(&mut self, tp: &CcState) {
+        if tp.cwnd != self.cwnd_written {
+            self.cwnd = tp.cwnd as f64;
+            self.cwnd_written = tp.cwnd;
+        }
+    }
+
+    fn write(&mut self, tp: &mut CcState) {
+        tp.cwnd = (self.cwnd as u32).clamp(1, tp.cwnd_clamp);
+        self.cwnd_written = tp.cwnd;
+    }
+}
+
+impl CongestionControl for Ledbat {
+    fn init(&mut self, tp: &mut CcState) {
+        if self.init_cwnd > 0 {
+            tp.cwnd = self.init_cwnd;
+        }
+        self.cwnd = tp.cwnd as f64;
+        self.cwnd_written = tp.cwnd;
+    }
+
+    fn ssthresh(&mut self, tp: &CcState, _cause: ReductionCause) -> u32 {
+        (tp.cwnd / 2).max(self.min_cwnd)
+    }
+
+    fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
+        self.flightsize = sample.in_flight;
+        if let Some(delay) = sample.rtt_ns {
+            self.update_base_delay(tp.now_ns, delay);
+            self.update_current_delay(tp.now_ns, delay);
+        }
+    }
+
+    fn cong_avoid(&mut self, tp: &mut CcState, acked: u32) {
+        self.sync(tp);
+        let mut acked = acked;
+        if self.slow_start && tp.in_slow_start() {
+            if !tp.is_cwnd_limited {
+                return;
+            }
+            acked = reno::slow_start(tp, acked);
+            self.cwnd = tp.cwnd as f64;
+            self.cwnd_written = tp.cwnd;
+            if acked == 0 {
+                return;
+            }
+        }
+        let Some(qd) = self.queuing_delay_ns(tp) else {
+            return;
+        };
+        let target = self.target_ns as f64;
+        let off_target = (target - qd as f64) / target;
+        self.cwnd += self.gain * off_target * acked as f64 / self.cwnd;
+        let max_allowed = self.flightsize as f64 + self.allowed_increase;
+        self.cwnd = self.cwnd.min(max_allowed).max(self.min_cwnd as f64);
+        self.write(tp);
+    }
+
+    fn set_param(
+        &mut self,
+        path: &str,
+        name: &str,
+        value: &ParamValue,
+    ) -> Result<(), ScenarioError> {
+        match name {
+            "target" => self.target_ns = duration_where(
+                path,
+                name,
+                value,
+                "a duration in (0, 100ms] like \"25ms\" (RFC 6817: TARGET MUST be 100 ms or less)",
+                |ns| ns > 0 && ns <= 100_000_000,
+            )?,
+            "gain" => {
+                self.gain = number_where(
+                    path,
+                    name,
+                    value,
+                    "a number in (0, 1] (RFC 6817: GAIN MUST be 1 or less)",
+                    |g| g > 0.0 && g <= 1.0,
+                )?
+            }
+            "allowed_increase" => {
+                self.allowed_increase =
+                    number_where(path, name, value, "a positive number of packets", |a| {
+                        a > 0.0
+                    })?
+            }
+            "min_cwnd" => self.min_cwnd = integer_in(path, name, value, 1, u32::MAX as u64)? as u32,
+            "init_cwnd" => {
+                self.init_cwnd = integer_in(path, name, value, 0, u32::MAX as u64)? as u32
+            }
+            "base_history" => {
+                self.base_history = integer_in(path, name, value, 1, 1_000_000)? as usize;
+                while self.base_delays.len() > self.base_history {
+                    self.base_delays.pop_front();
+                }
+            }
+            "current_filter" => {
+                self.current_filter = integer_in(path, name, value, 1, 1_000_000)? as usize;
+                while self.current_delays.len() > self.current_filter {
+                    self.current_delays.pop_front();
+                }
+            }
+            "slow_start" => self.slow_start = boolean(path, name, value)?,
+            other => return Err(unknown_param(path, other, "ledbat", PARAMS)),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::tests::state;
+
+    const MS: u64 = 1_000_000;
+
+    /// One RTT of ACKs (one per packet, 1 packet each) at `rtt_ms`, flight = cwnd.
+    fn rtt_of_acks(cc: &mut Ledbat, tp: &mut CcState, rtt_ms: u64) {
+        let n = tp.cwnd;
+        for _ in 0..n {
+            tp.now_ns += rtt_ms * MS / n as u64;
+            cc.pkts_acked(
+                tp,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_ns: Some(rtt_ms * MS),
+                    in_flight: tp.cwnd,
+                },
+            );
+            cc.cong_avoid(tp, 1);
+        }
+    }
+
+    fn started(cwnd: u32) -> (Ledbat, CcState) {
+        let mut cc = Ledbat::default();
+        cc.set_param("p", "init_cwnd", &ParamValue::Number(cwnd as f64))
+            .unwrap();
+        let mut tp = state(cwnd);
+        tp.srtt_ns = 50 * MS;
+        cc.init(&mut tp);
+        // The base delay: 50 ms.
+        rtt_of_acks(&mut cc, &mut tp, 50);
+        (cc, tp)
+    }
+
+    #[test]
+    fn window_grows_one_packet_per_rtt_without_queueing() {
+        let (mut cc, mut tp) = started(20);
+        // off_target = 1, GAIN 1: +acked/cwnd per ACK, about +1 per RTT (like Reno).
+        let w0 = cc.cwnd;
+        for _ in 0..10 {
+            rtt_of_acks(&mut cc, &mut tp, 50);
+        }
+        assert!((cc.cwnd - w0 - 10.0).abs() < 1.0, "{} -> {}", w0, cc.cwnd);
+    }
+
+    #[test]
+    fn window_holds_at_target_and_shrinks_above_it() {
+        // Queueing delay = TARGET (100 ms): off_target = 0. (The first RTT at a new delay
+        // still sees older, lower samples in the filter.)
+        let (mut cc, mut tp) = started(20);
+        rtt_of_acks(&mut cc, &mut tp, 150);
+        let w0 = cc.cwnd;
+        rtt_of_acks(&mut cc, &mut tp, 150);
+        assert!((cc.cwnd - w0).abs() < 1e-9);
+        // Twice the target: off_target = -1, -acked/cwnd per ACK, about -1 packet per RTT.
+        rtt_of_acks(&mut cc, &mut tp, 250);
+        let w1 = cc.cwnd;
+        rtt_of_acks(&mut cc, &mut tp, 250);
+        assert!((cc.cwnd - (w1 - 1.0)).abs() < 0.1, "{w1} -> {}", cc.cwnd);
+        assert_eq!(tp.cwnd, cc.cwnd as u32);
+    }
+
+    #[test]
+    fn growth_is_limited_to_flightsize_plus_allowed_increase() {
+        let (mut cc, mut tp) = started(20);
+        // Application-limited: only 5 packets in flight.
+        for _ in 0..100 {
+            tp.now_ns += MS;
+            cc.pkts_acked(
+                &mut tp,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_ns: Some(50 * MS),
+                    in_flight: 5,
+                },
+            );
+            cc.cong_avoid(&mut tp, 1);
+        }
+        assert_eq!(tp.cwnd, 6);
+    }
+
+    #[test]
+    fn base_delay_forgets_minima_older_than_base_history_minutes() {
+        let (mut cc, mut tp) = started(20);
+        // The path delay rises to 80 ms for 11 minutes: the 50 ms minimum ages out after
+        // BASE_HISTORY = 10 one-minute buckets.
+        let mut seen = vec![];
+        for minute in 1..=11u64 {
+            tp.now_ns = minute * MINUTE_NS + 1;
+            cc.pkts_acked(
+                &mut tp,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_ns: Some(80 * MS),
+                    in_flight: 20,
+                },
+            );
+            seen.push(cc.queuing_delay_ns(&tp).unwrap() / MS);
+        }
+        assert_eq!(seen[..9], [30; 9], "old minimum still remembered");
+        assert_eq!(seen[9..], [0, 0], "the 50 ms minute has rolled out");
+    }
+
+    #[test]
+    fn current_filter_is_the_minimum_of_recent_samples() {
+        let (mut cc, mut tp) = started(20);
+        for d in [90, 60, 70, 80] {
+            tp.now_ns += MS;
+            cc.update_current_delay(tp.now_ns, d * MS);
+        }
+        assert_eq!(cc.queuing_delay_ns(&tp), Some(10 * MS));
+        // Samples older than one RTT (srtt 50 ms) no longer count.
+        tp.now_ns += 60 * MS;
+        cc.update_current_delay(tp.now_ns, 95 * MS);
+        assert_eq!(cc.queuing_delay_ns(&tp), Some(45 * MS));
+    }
+
+    #[test]
+    fn target_change_mid_flow_is_observed() {
+        let (mut cc, mut tp) = started(20);
+        // 60 ms of queueing: below the 100 ms target the window grows ...
+        let w0 = cc.cwnd;
+        rtt_of_acks(&mut cc, &mut tp, 110);
+        assert!(cc.cwnd > w0);
+        // ... above a 25 ms target it shrinks.
+        cc.set_param("p", "target", &ParamValue::Str("25ms".into()))
+            .unwrap();
+        let w1 = cc.cwnd;
+        rtt_of_acks(&mut cc, &mut tp, 110);
+        assert!(cc.cwnd < w1 - 1.0, "{w1} -> {}", cc.cwnd);
+    }
+
+    #[test]
+    fn loss_halves_with_min_cwnd_floor() {
+        let mut cc = Ledbat::default();
+        assert_eq!(cc.ssthresh(&state(30), ReductionCause::Loss), 15);
+        assert_eq!(cc.ssthresh(&state(3), ReductionCause::Loss), 2);
+    }
+
+    #[test]
+    fn rfc_limits_are_enforced() {
+        let mut cc = Ledbat::default();
+        let e = cc
+            .set_param("flows[0].cc", "target", &ParamValue::Str("200ms".into()))
+            .unwrap_err();
+        assert_eq!(e.path, "flows[0].cc.target");
+        let e = cc
+            .set_param("flows[0].cc", "gain", &ParamValue::Number(2.0))
+            .unwrap_err();
+        assert_eq!(e.path, "flows[0].cc.gain");
+        assert!(e.message.ends_with("got 2"), "{e}");
+    }
+}

@@ -1,0 +1,274 @@
+//! TCP Vegas, as Linux `net/ipv4/tcp_vegas.c`.
+//!
+//! References: Linux `net/ipv4/tcp_vegas.c` (`tcp_vegas_pkts_acked`,
+//! `tcp_vegas_cong_avoid`, `tcp_vegas_state`, `tcp_vegas_cwnd_event`); Brakmo & Peterson,
+//! "TCP Vegas: End to end congestion avoidance on a global internet" (IEEE JSAC 1995).
+//!
+//! - RTT samples (µs, +1 so never 0): `baseRTT` is the minimum ever seen (propagation
+//!   delay), `minRTT` the minimum within the current round, `cntRTT` the samples in it.
+//! - Once per round (an ACK beyond the snd_nxt recorded at the previous adjustment), with
+//!   more than 2 samples: `diff = cwnd (minRTT - baseRTT) / baseRTT` (packets queued).
+//!   In slow start, `diff > gamma` ends it: `cwnd = min(cwnd, cwnd baseRTT / minRTT + 1)`
+//!   and ssthresh follows; otherwise slow start continues. In congestion avoidance cwnd
+//!   drops by one packet when `diff > beta`, rises by one when `diff < alpha`, else stays.
+//!   cwnd is kept in [2, clamp] and ssthresh becomes `max(ssthresh, 3/4 cwnd)`
+//!   (`tcp_current_ssthresh`). With 2 samples or fewer in the round it behaves as Reno.
+//!   Between round boundaries only slow start grows cwnd.
+//! - Vegas runs only in the Open state (re-enabled on each return to Open); in other
+//!   states, and after (re)start or idle (`CA_EVENT_TX_START`, `CA_EVENT_CWND_RESTART`,
+//!   which also forget baseRTT), growth is Reno's until a fresh round completes.
+//! - Loss response and undo are Reno's.
+//!
+//! Parameters (Linux module parameters): `alpha` (2), `beta` (4), `gamma` (1), in packets
+//! (integers). Changes apply at the next round boundary.
+//!
+//! Departures: none intended. As in Linux, Vegas's own adjustments ignore the cwnd-limited
+//! check (only the Reno fallback applies it) and `cwnd x (minRTT - baseRTT)` is computed in
+//! 32 bits.
+
+use super::{integer_in, reno, unknown_param, AckSample, CaEvent, CaState, CcState};
+use super::{CongestionControl, ReductionCause};
+use crate::scenario::{ParamValue, ScenarioError};
+
+const PARAMS: &[&str] = &["alpha", "beta", "gamma"];
+
+/// Vegas state (Linux `struct vegas`) and parameters.
+#[derive(Debug, Clone)]
+pub struct Vegas {
+    alpha: u32,
+    beta: u32,
+    gamma: u32,
+    doing_vegas_now: bool,
+    cnt_rtt: u32,
+    /// µs + 1.
+    min_rtt: u32,
+    base_rtt: u32,
+    beg_snd_nxt: u64,
+}
+
+impl Default for Vegas {
+    fn default() -> Self {
+        Vegas {
+            alpha: 2,
+            beta: 4,
+            gamma: 1,
+            doing_vegas_now: true,
+            cnt_rtt: 0,
+            min_rtt: 0x7fff_ffff,
+            base_rtt: 0x7fff_ffff,
+            beg_snd_nxt: 0,
+        }
+    }
+}
+
+impl Vegas {
+    /// Linux `vegas_enable()`.
+    fn enable(&mut self, tp: &CcState) {
+        self.doing_vegas_now = true;
+        self.beg_snd_nxt = tp.snd_nxt;
+        self.cnt_rtt = 0;
+        self.min_rtt = 0x7fff_ffff;
+    }
+
+    /// Linux `tcp_vegas_init()`.
+    fn restart(&mut self, tp: &CcState) {
+        self.base_rtt = 0x7fff_ffff;
+        self.enable(tp);
+    }
+
+    /// The propagation-delay estimate in µs (+1), if any sample was seen.
+    pub fn base_rtt_us(&self) -> Option<u32> {
+        (self.base_rtt != 0x7fff_ffff).then_some(self.base_rtt)
+    }
+}
+
+impl CongestionControl for Vegas {
+    fn init(&mut self, tp: &mut CcState) {
+        self.restart(tp);
+    }
+
+    fn ssthresh(&mut self, tp: &CcState, _cause: ReductionCause) -> u32 {
+        (tp.cwnd >> 1).max(2)
+    }
+
+    fn pkts_acked(&mut self, _tp: &mut CcState, sample: &AckSample) {
+        let Some(ns) = sample.rtt_ns else {
+            return;
+        };
+        // Never allow a zero RTT or baseRTT.
+        let vrtt = ((ns / 1000).min(u32::MAX as u64 - 1) as u32) + 1;
+        self.base_rtt = self.base_rtt.min(vrtt);
+        self.min_rtt = self.min_rtt.min(vrtt);
+        self.cnt_rtt += 1;
+    }
+
+    fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
+        if new_state == CaState::Open {
+            self.enable(tp);
+        } else {
+            self.doing_vegas_now = false;
+        }
+    }
+
+    fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
+        if matches!(event, CaEvent::CwndRestart | CaEvent::TxStart) {
+            self.restart(tp);
+        }
+    }
+
+    fn cong_avoid(&mut self, tp: &mut CcState, acked: u32) {
+        if !self.doing_vegas_now {
+            reno::cong_avoid(tp, acked);
+            return;
+        }
+        if tp.snd_una > self.beg_snd_nxt {
+            // The once-per-RTT adjustment.
+            self.beg_snd_nxt = tp.snd_nxt;
+            if self.cnt_rtt <= 2 {
+                // Too few samples (probably all delayed ACKs): behave as Reno.
+                reno::cong_avoid(tp, acked);
+            } else {
+                let rtt = self.min_rtt;
+                let target_cwnd = tp.cwnd as u64 * self.base_rtt as u64 / rtt as u64;
+                let diff = tp.cwnd.wrapping_mul(rtt - self.base_rtt) / self.base_rtt;
+                if diff > self.gamma && tp.in_slow_start() {
+                    // Going too fast: match the actual rate and leave slow start.
+                    tp.cwnd = tp.cwnd.min(target_cwnd as u32 + 1);
+                    tp.ssthresh = tp.ssthresh.min(tp.cwnd);
+                } else if tp.in_slow_start() {
+                    reno::slow_start(tp, acked);
+                } else if diff > self.beta {
+                    tp.cwnd -= 1;
+                    tp.ssthresh = tp.ssthresh.min(tp.cwnd);
+                } else if diff < self.alpha {
+                    tp.cwnd += 1;
+                }
+                tp.cwnd = tp.cwnd.clamp(2, tp.cwnd_clamp.max(2));
+                // tcp_current_ssthresh() outside a reduction.
+                tp.ssthresh = tp.ssthresh.max((tp.cwnd >> 1) + (tp.cwnd >> 2));
+            }
+            // Wipe the slate clean for the next round.
+            self.cnt_rtt = 0;
+            self.min_rtt = 0x7fff_ffff;
+        } else if tp.in_slow_start() {
+            reno::slow_start(tp, acked);
+        }
+    }
+
+    fn set_param(
+        &mut self,
+        path: &str,
+        name: &str,
+        value: &ParamValue,
+    ) -> Result<(), ScenarioError> {
+        let v = || integer_in(path, name, value, 0, i32::MAX as u64).map(|v| v as u32);
+        match name {
+            "alpha" => self.alpha = v()?,
+            "beta" => self.beta = v()?,
+            "gamma" => self.gamma = v()?,
+            other => return Err(unknown_param(path, other, "vegas", PARAMS)),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::tests::state;
+    use crate::cc::INFINITE_SSTHRESH;
+
+    /// One round at `cwnd` with `samples` RTT samples of `rtt_ms` (base 100 ms seen
+    /// before), ended by an ACK beyond the round's start.
+    fn round(cc: &mut Vegas, tp: &mut CcState, rtt_us: u64, samples: u32) {
+        for _ in 0..samples {
+            cc.pkts_acked(
+                tp,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_ns: Some(rtt_us * 1000),
+                    in_flight: tp.cwnd,
+                },
+            );
+        }
+        let mark = tp.snd_nxt;
+        tp.snd_nxt += tp.cwnd as u64;
+        tp.snd_una = mark + 1;
+        cc.cong_avoid(tp, 1);
+    }
+
+    fn vegas_at(cwnd: u32) -> (Vegas, CcState) {
+        let mut cc = Vegas::default();
+        let mut tp = state(cwnd);
+        tp.ssthresh = 20; // congestion avoidance
+        cc.init(&mut tp);
+        round(&mut cc, &mut tp, 100_000, 3); // baseRTT = 100 ms
+        (cc, tp)
+    }
+
+    #[test]
+    fn congestion_avoidance_keeps_alpha_to_beta_packets_queued() {
+        // cwnd 50, baseRTT 100.001 ms. diff = 50 (rtt - base) / base:
+        for (rtt_us, expect) in [
+            (103_000, 51), // diff 1 < alpha 2: +1
+            (110_000, 50), // diff 4.99 -> 4: in [alpha, beta]: hold
+            (111_000, 49), // diff 5 > beta 4: -1
+        ] {
+            let (mut cc, mut tp) = vegas_at(50);
+            tp.cwnd = 50;
+            round(&mut cc, &mut tp, rtt_us, 3);
+            assert_eq!(tp.cwnd, expect, "rtt {rtt_us} µs");
+        }
+    }
+
+    #[test]
+    fn too_few_samples_fall_back_to_reno() {
+        let (mut cc, mut tp) = vegas_at(50);
+        tp.cwnd = 50;
+        tp.cwnd_cnt = 49;
+        round(&mut cc, &mut tp, 111_000, 2);
+        assert_eq!(
+            tp.cwnd, 51,
+            "Reno's additive increase, not Vegas's decrease"
+        );
+    }
+
+    #[test]
+    fn slow_start_ends_at_the_actual_rate() {
+        let mut cc = Vegas::default();
+        let mut tp = state(64);
+        tp.ssthresh = INFINITE_SSTHRESH;
+        cc.init(&mut tp);
+        round(&mut cc, &mut tp, 100_000, 3);
+        tp.cwnd = 64;
+        // minRTT 200 ms: diff 63 > gamma; cwnd = 64 x 100001 / 200001 (= 32 in integer
+        // arithmetic) + 1 = 33, and ssthresh follows.
+        round(&mut cc, &mut tp, 200_000, 3);
+        assert_eq!(tp.cwnd, 33);
+        assert_eq!(tp.ssthresh, 33);
+    }
+
+    #[test]
+    fn beta_change_mid_flow_is_observed() {
+        let (mut cc, mut tp) = vegas_at(50);
+        tp.cwnd = 50;
+        cc.set_param("p", "beta", &ParamValue::Number(10.0))
+            .unwrap();
+        round(&mut cc, &mut tp, 111_000, 3);
+        assert_eq!(tp.cwnd, 50, "diff 5 <= beta 10: hold");
+        let e = cc
+            .set_param("flows[0].cc", "alpha", &ParamValue::Number(1.5))
+            .unwrap_err();
+        assert_eq!(e.path, "flows[0].cc.alpha");
+    }
+
+    #[test]
+    fn vegas_pauses_outside_open() {
+        let (mut cc, mut tp) = vegas_at(50);
+        tp.cwnd = 50;
+        cc.set_state(&mut tp, CaState::Disorder);
+        tp.cwnd_cnt = 49;
+        round(&mut cc, &mut tp, 111_000, 3);
+        assert_eq!(tp.cwnd, 51, "Reno growth while not Open");
+    }
+}
