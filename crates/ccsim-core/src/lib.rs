@@ -15,6 +15,7 @@ pub mod api;
 pub mod cc;
 pub mod engine;
 pub mod net;
+pub mod ppv;
 pub mod qdisc;
 pub mod results;
 pub mod scenario;

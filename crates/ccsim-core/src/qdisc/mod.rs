@@ -12,7 +12,16 @@
 //! statically; the engine never names an algorithm — [`build`] maps a scenario's
 //! `queue = { kind = ... }` to an instance.
 
+pub mod codel;
+pub mod csaqm;
 pub mod droptail;
+pub mod fq_codel;
+pub mod pie;
+pub mod pvpie;
+pub mod red;
+pub mod shaper;
+
+pub use shaper::build_shaped;
 
 use crate::engine::rng::SimRng;
 use crate::net::packet::{Ecn, PacketId, PacketPool};
@@ -90,12 +99,27 @@ pub trait QueueDisc {
 #[derive(Debug)]
 pub enum Qdisc {
     DropTail(droptail::DropTail),
+    Pie(pie::Pie),
+    Codel(codel::Codel),
+    Red(red::Red),
+    FqCodel(fq_codel::FqCodel),
+    Csaqm(csaqm::Csaqm),
+    PvPie(pvpie::PvPie),
+    /// A token-bucket shaper in front of another discipline.
+    Shaped(Box<shaper::Shaped>),
 }
 
 macro_rules! each_qdisc {
     ($self:expr, $q:ident => $body:expr) => {
         match $self {
             Qdisc::DropTail($q) => $body,
+            Qdisc::Pie($q) => $body,
+            Qdisc::Codel($q) => $body,
+            Qdisc::Red($q) => $body,
+            Qdisc::FqCodel($q) => $body,
+            Qdisc::Csaqm($q) => $body,
+            Qdisc::PvPie($q) => $body,
+            Qdisc::Shaped($q) => $body,
         }
     };
 }
@@ -105,6 +129,24 @@ impl Qdisc {
     pub fn kind(&self) -> &'static str {
         match self {
             Qdisc::DropTail(_) => "droptail",
+            Qdisc::Pie(_) => "pie",
+            Qdisc::Codel(_) => "codel",
+            Qdisc::Red(_) => "red",
+            Qdisc::FqCodel(_) => "fq_codel",
+            Qdisc::Csaqm(_) => "csaqm",
+            Qdisc::PvPie(_) => "pvpie",
+            Qdisc::Shaped(s) => s.inner().kind(),
+        }
+    }
+
+    /// Tell rate-aware disciplines that the link rate changed (CSAQM's capacity when it
+    /// defaulted to the link rate; RED's idle-decay clock).
+    pub fn link_rate_changed(&mut self, rate_bps: u64) {
+        match self {
+            Qdisc::Csaqm(q) => q.link_rate_changed(rate_bps),
+            Qdisc::Red(q) => q.link_rate_changed(rate_bps),
+            Qdisc::Shaped(s) => s.inner_mut().link_rate_changed(rate_bps),
+            _ => {}
         }
     }
 }
@@ -258,7 +300,9 @@ impl<'a> Params<'a> {
 }
 
 /// Names accepted in `queue = { kind = ... }`.
-pub const KNOWN_KINDS: &[&str] = &["droptail"];
+pub const KNOWN_KINDS: &[&str] = &[
+    "droptail", "pie", "codel", "red", "fq_codel", "csaqm", "pvpie",
+];
 
 /// Build the discipline a scenario asks for at a link. `path` is the key path of the spec
 /// (e.g. `bottleneck.queue`) for error messages.
@@ -267,6 +311,14 @@ pub fn build(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Qdisc, Scena
         "droptail" | "pfifo" | "bfifo" | "fifo" => Ok(Qdisc::DropTail(
             droptail::DropTail::from_spec(spec, path, link)?,
         )),
+        "pie" => Ok(Qdisc::Pie(pie::Pie::from_spec(spec, path, link)?)),
+        "codel" => Ok(Qdisc::Codel(codel::Codel::from_spec(spec, path, link)?)),
+        "red" => Ok(Qdisc::Red(red::Red::from_spec(spec, path, link)?)),
+        "fq_codel" => Ok(Qdisc::FqCodel(fq_codel::FqCodel::from_spec(
+            spec, path, link,
+        )?)),
+        "csaqm" => Ok(Qdisc::Csaqm(csaqm::Csaqm::from_spec(spec, path, link)?)),
+        "pvpie" => Ok(Qdisc::PvPie(pvpie::PvPie::from_spec(spec, path, link)?)),
         other => Err(ScenarioError::new(
             format!("{path}.kind"),
             format!(

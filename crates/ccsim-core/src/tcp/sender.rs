@@ -231,11 +231,11 @@ impl TcpSender {
         self.tp.min_rtt_ns = self.rtt.min_rtt_ns();
     }
 
+    /// Linux `tcp_set_ca_state()`: the controller hears every call, even one that keeps
+    /// the state (CUBIC resets on each repeated RTO in Loss).
     fn set_state(&mut self, s: CaState) {
-        if self.tp.ca_state != s {
-            self.cc.set_state(&mut self.tp, s);
-            self.tp.ca_state = s;
-        }
+        self.cc.set_state(&mut self.tp, s);
+        self.tp.ca_state = s;
     }
 
     // ----- application -----------------------------------------------------------

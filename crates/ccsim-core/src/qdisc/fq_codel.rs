@@ -1,0 +1,335 @@
+//! FQ-CoDel: flow queueing with a CoDel instance per queue (RFC 8290, Linux
+//! `net/sched/sch_fq_codel.c`).
+//!
+//! - Classification: the packet's flow id is hashed with a per-instance perturbation and
+//!   scaled onto `flows` buckets (`reciprocal_scale(hash, flows)` as Linux
+//!   `fq_codel_hash`); distinct flows may collide, as in Linux.
+//! - Scheduling (RFC 8290 §4.2, Linux `fq_codel_dequeue`): deficit round robin with
+//!   quantum `quantum` over two lists. A queue that gets a packet while on neither list
+//!   joins the tail of *new_flows* with `deficit = quantum`. Dequeue serves the head of
+//!   new_flows, else of old_flows; a head whose deficit is ≤ 0 gets `+quantum` and moves
+//!   to the tail of old_flows. A queue found empty moves from new_flows to old_flows when
+//!   old_flows is non-empty (anti-starvation), else leaves the lists.
+//! - Each queue runs CoDel ([`super::codel`]) with shared parameters; the minimum-backlog
+//!   check uses the qdisc's *total* backlog (Linux passes `sch->qstats.backlog`).
+//! - Overflow (RFC 8290 §4.1.3, Linux `fq_codel_drop`): when the packet count exceeds
+//!   `limit` after an enqueue, the queue with the largest byte backlog loses packets from
+//!   its head until half its backlog or `drop_batch_size` packets are gone (at least
+//!   one), and its CoDel `count` grows by the number dropped.
+//!
+//! Defaults (Linux `fq_codel_init`): 1024 flows, limit 10240 packets, quantum = MTU
+//! (Linux uses the device MTU, 1514 on Ethernet; here [`LinkInfo::mtu_bytes`]), target
+//! 5 ms, interval 100 ms, **ECN on**, ce_threshold off, drop_batch_size 64.
+//!
+//! Departures:
+//! - Hashing uses the flow id (not a 5-tuple): SplitMix64 of `flow ^ seed`, where the
+//!   seed is `hash_seed` if given, else drawn once from the discipline's random stream at
+//!   the first enqueue (Linux draws `hashrnd` at boot).
+//! - `memory_limit` (32 MiB of skb truesize in Linux) is not modelled: sizes here are
+//!   wire sizes and only `limit` bounds the queue.
+//! - CoDel departures as in [`super::codel`].
+
+use std::collections::VecDeque;
+
+use super::codel::{codel_dequeue, parse_codel_params, CodelParams, CodelQueue, CodelVars};
+use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use crate::net::packet::PacketId;
+use crate::scenario::{AlgoSpec, ByteSize, ScenarioError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum List {
+    None,
+    New,
+    Old,
+}
+
+#[derive(Debug)]
+struct Flow {
+    queue: VecDeque<PacketId>,
+    backlog: u64,
+    deficit: i64,
+    vars: CodelVars,
+    list: List,
+}
+
+/// FQ-CoDel.
+#[derive(Debug)]
+pub struct FqCodel {
+    params: CodelParams,
+    flows: Vec<Flow>,
+    new_flows: VecDeque<u32>,
+    old_flows: VecDeque<u32>,
+    quantum: i64,
+    limit: u64,
+    drop_batch_size: u32,
+    hash_seed: Option<u64>,
+    qlen: usize,
+    bytes: u64,
+}
+
+/// One flow's FIFO seen by CoDel, with the qdisc totals it must keep in step.
+struct FlowFifo<'a> {
+    queue: &'a mut VecDeque<PacketId>,
+    flow_backlog: &'a mut u64,
+    total_bytes: &'a mut u64,
+    total_len: &'a mut usize,
+}
+
+impl CodelQueue for FlowFifo<'_> {
+    #[inline]
+    fn pop(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
+        let id = self.queue.pop_front()?;
+        let size = ctx.pool.get(id).size_bytes as u64;
+        *self.flow_backlog -= size;
+        *self.total_bytes -= size;
+        *self.total_len -= 1;
+        Some(id)
+    }
+    #[inline]
+    fn backlog_bytes(&self) -> u64 {
+        *self.total_bytes
+    }
+}
+
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+const KEYS: &[&str] = &[
+    "target",
+    "interval",
+    "ecn",
+    "ce_threshold",
+    "mtu",
+    "exact_sqrt",
+    "limit",
+    "flows",
+    "quantum",
+    "drop_batch_size",
+    "hash_seed",
+];
+
+impl FqCodel {
+    /// `flows` ≥ 1 buckets, `quantum` bytes, `limit` packets.
+    pub fn new(
+        params: CodelParams,
+        flows: u32,
+        quantum: u32,
+        limit: u64,
+        drop_batch_size: u32,
+        hash_seed: Option<u64>,
+    ) -> Self {
+        let flows = (0..flows)
+            .map(|_| Flow {
+                queue: VecDeque::new(),
+                backlog: 0,
+                deficit: 0,
+                vars: CodelVars::default(),
+                list: List::None,
+            })
+            .collect();
+        FqCodel {
+            params,
+            flows,
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            quantum: quantum as i64,
+            limit,
+            drop_batch_size,
+            hash_seed,
+            qlen: 0,
+            bytes: 0,
+        }
+    }
+
+    pub fn from_spec(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Self, ScenarioError> {
+        let mut p = Params::new(spec, path);
+        let params = parse_codel_params(&mut p, link, true)?;
+        let whole = |what: &'static str, lo: f64, hi: f64| {
+            move |x: f64| {
+                (x.fract() != 0.0 || x < lo || x > hi)
+                    .then(|| format!("expected a whole number of {what} in {lo}..={hi}, got {x}"))
+            }
+        };
+        let limit = p.number("limit", 10240.0, whole("packets", 1.0, 1e9))? as u64;
+        let flows = p.number("flows", 1024.0, whole("flow queues", 1.0, 65536.0))? as u32;
+        let quantum = p.parsed(
+            "quantum",
+            ByteSize {
+                bytes: link.mtu_bytes as u64,
+            },
+            |s| {
+                let b = ByteSize::parse(s)?;
+                // Linux: max(256, quantum), at most FQ_CODEL_QUANTUM_MAX (1 << 20).
+                if b.bytes < 256 || b.bytes > 1 << 20 {
+                    return Err(format!(
+                        "expected a quantum between \"256B\" and \"1MiB\" (Linux bounds), got {s:?}"
+                    ));
+                }
+                Ok(b)
+            },
+        )?;
+        let batch = p.number("drop_batch_size", 64.0, whole("packets", 1.0, 1e6))? as u32;
+        let seed = p.number("hash_seed", -1.0, |x| {
+            (x.fract() != 0.0 || !(0.0..=9.007_199_254_740_992e15).contains(&x))
+                .then(|| format!("expected a non-negative whole number, got {x}"))
+        })?;
+        p.finish(KEYS)?;
+        let seed = (seed >= 0.0).then_some(seed as u64);
+        Ok(FqCodel::new(
+            params,
+            flows,
+            quantum.bytes as u32,
+            limit,
+            batch,
+            seed,
+        ))
+    }
+
+    /// The bucket of a flow id (Linux `fq_codel_hash`: `reciprocal_scale(hash, flows)`).
+    fn bucket(&self, flow: u32, seed: u64) -> usize {
+        let h = splitmix64(flow as u64 ^ seed) >> 32;
+        ((h * self.flows.len() as u64) >> 32) as usize
+    }
+
+    /// Number of flow queues.
+    pub fn flows(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Linux `fq_codel_drop`: drop from the head of the fattest queue.
+    fn drop_from_fattest(&mut self, ctx: &mut QdiscCtx<'_>) {
+        let mut maxbacklog = 0;
+        let mut idx = 0;
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.backlog > maxbacklog {
+                maxbacklog = f.backlog;
+                idx = i;
+            }
+        }
+        let threshold = maxbacklog >> 1;
+        let flow = &mut self.flows[idx];
+        let mut len = 0u64;
+        let mut i = 0u32;
+        while let Some(id) = flow.queue.pop_front() {
+            let size = ctx.pool.get(id).size_bytes as u64;
+            len += size;
+            ctx.drop_packet(id);
+            i += 1;
+            if i >= self.drop_batch_size || len >= threshold {
+                break;
+            }
+        }
+        flow.vars.count = flow.vars.count.wrapping_add(i);
+        flow.backlog -= len;
+        self.bytes -= len;
+        self.qlen -= i as usize;
+    }
+}
+
+impl QueueDisc for FqCodel {
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
+        let seed = match self.hash_seed {
+            Some(s) => s,
+            None => {
+                let s = ctx.rng.next_u64();
+                self.hash_seed = Some(s);
+                s
+            }
+        };
+        let p = ctx.pool.get(id);
+        let (flow_id, size) = (p.flow, p.size_bytes as u64);
+        let idx = self.bucket(flow_id, seed);
+        let flow = &mut self.flows[idx];
+        flow.queue.push_back(id);
+        flow.backlog += size;
+        self.bytes += size;
+        if flow.list == List::None {
+            flow.list = List::New;
+            flow.deficit = self.quantum;
+            self.new_flows.push_back(idx as u32);
+        }
+        self.qlen += 1;
+        if self.qlen as u64 > self.limit {
+            self.drop_from_fattest(ctx);
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
+        loop {
+            let from_new = !self.new_flows.is_empty();
+            let idx = if from_new {
+                self.new_flows[0]
+            } else {
+                *self.old_flows.front()?
+            } as usize;
+            let flow = &mut self.flows[idx];
+            if flow.deficit <= 0 {
+                flow.deficit += self.quantum;
+                flow.list = List::Old;
+                if from_new {
+                    self.new_flows.pop_front();
+                } else {
+                    self.old_flows.pop_front();
+                }
+                self.old_flows.push_back(idx as u32);
+                continue;
+            }
+            let Flow {
+                queue,
+                backlog,
+                vars,
+                ..
+            } = flow;
+            let mut fifo = FlowFifo {
+                queue,
+                flow_backlog: backlog,
+                total_bytes: &mut self.bytes,
+                total_len: &mut self.qlen,
+            };
+            let skb = codel_dequeue(&mut fifo, &self.params, vars, ctx);
+            let Some(id) = skb else {
+                if from_new {
+                    self.new_flows.pop_front();
+                } else {
+                    self.old_flows.pop_front();
+                }
+                if from_new && !self.old_flows.is_empty() {
+                    flow.list = List::Old;
+                    self.old_flows.push_back(idx as u32);
+                } else {
+                    flow.list = List::None;
+                }
+                continue;
+            };
+            flow.deficit -= ctx.pool.get(id).size_bytes as i64;
+            return Some(id);
+        }
+    }
+
+    fn peek(&self) -> Option<PacketId> {
+        // The queue DRR would most likely serve next: the first non-empty listed queue.
+        self.new_flows
+            .iter()
+            .chain(self.old_flows.iter())
+            .find_map(|&i| self.flows[i as usize].queue.front().copied())
+    }
+
+    fn len_packets(&self) -> usize {
+        self.qlen
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn held(&self) -> Vec<PacketId> {
+        self.flows
+            .iter()
+            .flat_map(|f| f.queue.iter().copied())
+            .collect()
+    }
+}

@@ -1,0 +1,873 @@
+//! PIE (Proportional Integral controller Enhanced), two variants behind one controller.
+//!
+//! **`variant = "rfc8033"` (default)**: RFC 8033 as Linux implements it
+//! (`net/sched/sch_pie.c`, `include/net/pie.h`, which cite RFC 8033):
+//! - Enqueue (`pie_qdisc_enqueue`, `pie_drop_early`; RFC 8033 §4.1, §5.1, §5.4): tail
+//!   drop at `limit` (and `accu_prob = 0`); no early drop while burst allowance is left,
+//!   nor when `qdelay < target/2 and p < 20%`, nor when the backlog is below 2 MTU;
+//!   `p` is scaled by `size/MTU` in byte mode; de-randomisation accumulates `p` per
+//!   packet: no drop below 0.85, drop at ≥ 8.5, else a coin with `p` (which resets the
+//!   accumulator when it drops). A packet chosen for drop is CE-marked instead when
+//!   `ecn` is on, the packet is ECT and `p ≤ 10%` (`ecn_drop_threshold`); otherwise it
+//!   is dropped and the accumulator reset.
+//! - Delay (`pie_process_dequeue`; RFC 8033 §4.3, §5.2): by default the sojourn time of
+//!   the last dequeued packet (0 when the queue is left empty), with the burst allowance
+//!   reduced by the time between dequeues; with `dq_rate_estimator = true`, Little's law
+//!   `backlog/avg_dq_rate` where the departure rate is measured over ≥ `dq_threshold`
+//!   (16 KiB) departures while the backlog is ≥ `dq_threshold`, averaged with weight
+//!   1/8 (first sample taken as is), and the burst allowance reduced by each
+//!   measurement's duration. The rate path reproduces Linux's integer arithmetic
+//!   (64 ns psched ticks, rate in bytes/tick << 8, `u32` truncations).
+//! - Every `tupdate` (`pie_calculate_probability`; RFC 8033 §4.2, §5.5): α and β are
+//!   scaled by the auto-tuning table (p < 10⁻⁶: /2048, < 10⁻⁵: /512, < 10⁻⁴: /128,
+//!   < 10⁻³: /32, < 10⁻²: /8, < 10⁻¹: /2, else 1);
+//!   `Δ = α(qdelay − target) + β(qdelay − qdelay_old)`; Δ is capped at 2% when
+//!   `p ≥ 10%`; 2% is added when `qdelay > 250 ms`; p saturates at 0 (and, in Linux, at
+//!   2⁶⁴/2⁵⁶ = 256 since `MAX_PROB = 2⁵⁶ − 1` lives in a `u64`: p may exceed 1);
+//!   when both delays are 0 (and not "qdelay 0 with a backlog"), `p −= p/64`; when both
+//!   delays are below target/2 and p = 0, the state is re-initialised (burst allowance
+//!   back to `max_burst`).
+//! - The first update runs 500 ms after creation (`mod_timer(jiffies + HZ/2)` in
+//!   `pie_init`), then every `tupdate`.
+//!
+//! **`variant = "pie2013"`**: exactly Pan et al., "PIE: A Lightweight Control Scheme to
+//! Address the Bufferbloat Problem", HPSR 2013 (ccsim paper 002):
+//! - §III-A: every arrival is dropped (or marked, §III-B last paragraph: "the drop
+//!   probability p could simply mean marking probability") with probability p, unless
+//!   burst allowance is left (§III-D); tail drop at `limit`.
+//! - §III-B: every `T_update`, `cur_del = qlen/avg_drate` (Little's law),
+//!   three-tier auto-tuning (p < 1%: α/8, β/8; p < 10%: α/2, β/2; else α, β),
+//!   `p += α(cur_del − ref_del) + β(cur_del − old_del)`, `old_del = cur_del`.
+//! - §III-C: a measurement cycle runs while `qlen > dq_threshold`; departures add to
+//!   `dq_count`; once `dq_count > dq_threshold`: `dq_rate = dq_count/dq_int`,
+//!   `avg_drate = (1−ε)·avg_drate + ε·dq_rate`, `start = now`, `dq_count = 0`.
+//! - §III-D: on each `dq_rate` update `burst_allow −= dq_int`, and `burst_allow` is reset
+//!   to `max_burst` when `p = 0` and both `cur_del` and `old_del` are below `ref_del/2`.
+//! - §IV parameters (the defaults of this variant), quoted: "Unless otherwise stated
+//!   the PIE parameters are configured as follow: ref_del = 20ms, T_update = 15ms,
+//!   α = 0.25Hz, β = 2.5Hz, dq_threshold = 4500B, max_burst = 50ms". (§III-C
+//!   recommends a 5 KB threshold and §III-D calls 100 ms the default max_burst; §IV's
+//!   values are the ones its experiments use. §V: α = 0.25 and β = 2.5 are chosen "so
+//!   that multiplications can be done using simple adds and shifts".)
+//!
+//! Units: `alpha` and `beta` are in Hz (probability per second of delay error), as the
+//! paper and RFC write them; Linux's `tc` integers are 16× these (alpha 2 = 0.125 Hz).
+//!
+//! **Presets** (`preset = ...`; explicit parameters override them):
+//! - `"pie2013"`: `variant = "pie2013"` with the §IV values above.
+//! - `"abe-linux"`: the PIE of the ABE paper (ccsim paper 003 §IV-A: "the code that was
+//!   shipped with Linux 3.17.4 ... target and tupdate were set to 20 ms and 30 ms. PIE's
+//!   alpha is 0.125 and beta is 1.25 ... max_burst ... 100 ms ... hard coded"; §IV-B/§B:
+//!   the 10% mark-to-drop switch disabled). Linux 3.17's `sch_pie.c` (the first mainline
+//!   version, read at `nathanchance/angler`) differs from today's and the preset encodes
+//!   that: departure-rate delay with `QUEUE_THRESHOLD = 10000` B, three-tier tuning,
+//!   decay `p·98/100`, no de-randomisation, p held in a `u32` (≤ 1), limit 1000. ECN
+//!   marking is on and `ecn_drop_threshold` off.
+//!
+//! **Knobs** with their `rfc8033` / `pie2013` defaults: `target` (15 ms / 20 ms),
+//! `tupdate` (15 ms / 15 ms), `first_update` (500 ms / = tupdate), `alpha`
+//! (0.125 / 0.25), `beta` (1.25 / 2.5), `max_burst` (150 ms / 50 ms), `limit`
+//! (1000 packets / 1000 packets, Linux `pie_params_init`), `ecn` (false / false),
+//! `ecn_drop_threshold` (true / false), `ecn_threshold` (0.1), `bytemode` (false),
+//! `dq_rate_estimator` (false / always), `dq_threshold` (16384 B / 4500 B),
+//! `rate_ewma` (pie2013 only: ε = 0.125), `autotune` ("rfc8033" 7 tiers / "pie2013" 3
+//! tiers), `idle_decay` (1/64 / 0; RFC 8033 §4.2 uses 0.02), `cap_increase`
+//! (true / false), `high_delay_boost` (true / false), `early_drop_guard` (true / false),
+//! `derandomize` (true / false), `clamp_prob` (false / true), `mtu` (the link's MTU).
+//!
+//! Departures:
+//! - `tupdate` is exact; Linux rounds it to jiffies (15 ms → 16 ms at HZ = 250: set
+//!   `tupdate = "16ms"` to reproduce such a kernel).
+//! - Probabilities and α/β are `f64` rather than Linux's 2⁵⁶-scaled integers (relative
+//!   differences ~10⁻¹⁰; Linux 3.17's u32 α/β truncation, up to 7% at the lowest tier, is
+//!   not reproduced); the timestamp delay is in ns, not 64 ns ticks.
+//! - pie2013: the paper leaves open ε (taken as 1/8, from the first Linux PIE by the
+//!   same authors), the first `avg_drate` (the first sample is taken as is, as Linux does;
+//!   the paper's formula from 0 would under-estimate the rate 8× at start), when a
+//!   measurement cycle starts and ends (a cycle starts at a departure leaving more than
+//!   `dq_threshold` bytes queued, counts that departure, and is abandoned when a
+//!   departure leaves `dq_threshold` or less), the delay before any rate sample (0), the
+//!   clamp of p to [0, 1], and the first update time (one `T_update` after creation).
+//! - The qdisc is assumed created at simulated time 0 (first update at `first_update`).
+
+use std::collections::VecDeque;
+
+use super::codel::positive_duration;
+use super::droptail::{resolve_limit, Limit};
+use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use crate::engine::rng::SimRng;
+use crate::net::packet::PacketId;
+use crate::scenario::{AlgoSpec, ByteSize, ParamValue, QueueLimit, ScenarioError, SimDuration};
+
+/// Which PIE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// RFC 8033 as in Linux `sch_pie.c`.
+    Rfc8033,
+    /// Pan et al., HPSR 2013 (paper 002).
+    Pie2013,
+}
+
+/// The auto-tuning table of α and β.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Autotune {
+    /// RFC 8033 §4.2 / Linux: seven tiers down to /2048.
+    Rfc8033,
+    /// Paper 002 §III-B / Linux 3.14–3.x: three tiers (/8, /2, 1).
+    Pie2013,
+}
+
+impl Autotune {
+    /// The factor applied to α and β at drop probability `p`.
+    pub fn scale(self, p: f64) -> f64 {
+        match self {
+            Autotune::Rfc8033 => {
+                if p >= 0.1 {
+                    return 1.0;
+                }
+                // Linux: halve, then quarter while p < 1/power, power = 100 .. 10^6.
+                let mut s = 0.5;
+                let mut power = 100.0;
+                while p < 1.0 / power && power <= 1_000_000.0 {
+                    s *= 0.25;
+                    power *= 10.0;
+                }
+                s
+            }
+            Autotune::Pie2013 => {
+                if p < 0.01 {
+                    0.125
+                } else if p < 0.1 {
+                    0.5
+                } else {
+                    1.0
+                }
+            }
+        }
+    }
+}
+
+/// PIE's configuration (every knob; see the module documentation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PieConfig {
+    pub variant: Variant,
+    pub target_ns: u64,
+    pub tupdate_ns: u64,
+    pub first_update_ns: u64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub max_burst_ns: u64,
+    pub limit: Limit,
+    pub ecn: bool,
+    pub ecn_drop_threshold: bool,
+    pub ecn_threshold: f64,
+    pub bytemode: bool,
+    pub dq_rate_estimator: bool,
+    pub dq_threshold_bytes: u64,
+    pub rate_ewma: f64,
+    pub autotune: Autotune,
+    pub idle_decay: f64,
+    pub cap_increase: bool,
+    pub high_delay_boost: bool,
+    pub early_drop_guard: bool,
+    pub derandomize: bool,
+    pub clamp_prob: bool,
+    pub mtu_bytes: u64,
+}
+
+/// Linux `MAX_PROB` is 2⁵⁶ − 1 in a `u64`: p can grow to 2⁶⁴/2⁵⁶ before wrapping.
+const LINUX_PROB_CEIL: f64 = 256.0;
+/// Linux psched ticks are 64 ns (`PSCHED_SHIFT = 6`).
+const PSCHED_SHIFT: u32 = 6;
+/// Linux `PIE_SCALE`.
+const PIE_SCALE: u32 = 8;
+
+/// PIE's control state and the parts of the algorithm that do not depend on what the
+/// queue does with a packet selected for dropping (shared with PVPIE).
+#[derive(Debug, Clone)]
+pub struct PieController {
+    pub cfg: PieConfig,
+    /// Drop probability.
+    prob: f64,
+    accu_prob: f64,
+    /// Current and previous delay estimates, ns.
+    qdelay_ns: u64,
+    qdelay_old_ns: u64,
+    /// Burst allowance left, ns.
+    burst_ns: u64,
+    /// Timestamp mode: time of the last dequeue (ns). Linux rate mode: start of the
+    /// measurement (psched ticks). pie2013: start of the measurement (ns).
+    dq_tstamp: Option<u64>,
+    /// Bytes counted in the current measurement (`None` = no measurement running).
+    dq_count: Option<u64>,
+    /// Linux rate mode: bytes per psched tick << 8 (`u32`).
+    avg_dq_rate_linux: u32,
+    /// pie2013: bytes per ns.
+    avg_drate: f64,
+    next_update_ns: u64,
+}
+
+impl PieController {
+    pub fn new(cfg: PieConfig) -> Self {
+        let burst = cfg.max_burst_ns;
+        let first = cfg.first_update_ns;
+        PieController {
+            cfg,
+            prob: 0.0,
+            accu_prob: 0.0,
+            qdelay_ns: 0,
+            qdelay_old_ns: 0,
+            burst_ns: burst,
+            dq_tstamp: None,
+            dq_count: None,
+            avg_dq_rate_linux: 0,
+            avg_drate: 0.0,
+            next_update_ns: first,
+        }
+    }
+
+    /// Current drop probability (Linux may let it exceed 1).
+    pub fn prob(&self) -> f64 {
+        self.prob
+    }
+    /// Burst allowance left, ns.
+    pub fn burst_allowance_ns(&self) -> u64 {
+        self.burst_ns
+    }
+    /// The current delay estimate, ns.
+    pub fn qdelay_ns(&self) -> u64 {
+        self.qdelay_ns
+    }
+    /// The previous delay estimate, ns.
+    pub fn qdelay_old_ns(&self) -> u64 {
+        self.qdelay_old_ns
+    }
+    /// The averaged departure rate in bits per second (0 before the first sample or
+    /// in timestamp mode).
+    pub fn avg_dq_rate_bps(&self) -> f64 {
+        match self.cfg.variant {
+            Variant::Pie2013 => self.avg_drate * 8e9,
+            Variant::Rfc8033 => {
+                self.avg_dq_rate_linux as f64 / (1u64 << PIE_SCALE) as f64 * 8e9
+                    / (1u64 << PSCHED_SHIFT) as f64
+            }
+        }
+    }
+    /// Set the drop probability (tests and hand-worked traces).
+    #[doc(hidden)]
+    pub fn force_prob(&mut self, p: f64) {
+        self.prob = p;
+    }
+    /// Set the burst allowance (tests and hand-worked traces).
+    #[doc(hidden)]
+    pub fn force_burst_ns(&mut self, ns: u64) {
+        self.burst_ns = ns;
+    }
+
+    /// Linux `pie_vars_init` (re-initialisation at the end of an update).
+    fn vars_init(&mut self) {
+        self.burst_ns = self.cfg.max_burst_ns;
+        self.dq_tstamp = None;
+        self.accu_prob = 0.0;
+        self.dq_count = None;
+        self.avg_dq_rate_linux = 0;
+    }
+
+    /// The guards that exempt an arrival from early dropping (burst allowance, low
+    /// delay with low p, backlog below 2 MTU). `backlog` excludes the arrival.
+    pub fn exempt(&self, backlog_bytes: u64) -> bool {
+        if self.burst_ns > 0 {
+            return true;
+        }
+        if self.cfg.early_drop_guard {
+            if self.qdelay_ns < self.cfg.target_ns / 2 && self.prob < 0.2 {
+                return true;
+            }
+            if backlog_bytes < 2 * self.cfg.mtu_bytes {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Linux `pie_drop_early` (and paper 002 §III-A): whether to drop (or mark) an
+    /// arriving packet of `size` bytes with `backlog` bytes queued before it.
+    pub fn drop_early(&mut self, backlog_bytes: u64, size: u64, rng: &mut SimRng) -> bool {
+        if self.exempt(backlog_bytes) {
+            return false;
+        }
+        let local = if self.cfg.bytemode && size <= self.cfg.mtu_bytes {
+            size as f64 * self.prob / self.cfg.mtu_bytes as f64
+        } else {
+            self.prob
+        };
+        if self.cfg.derandomize {
+            if local == 0.0 {
+                self.accu_prob = 0.0;
+            } else {
+                self.accu_prob += local;
+            }
+            if self.accu_prob < 0.85 {
+                return false;
+            }
+            if self.accu_prob >= 8.5 {
+                return true;
+            }
+        }
+        if rng.uniform() < local {
+            self.accu_prob = 0.0;
+            return true;
+        }
+        false
+    }
+
+    /// Whether a packet selected for dropping may be CE-marked instead (before asking
+    /// whether it is ECT).
+    pub fn may_mark(&self) -> bool {
+        self.cfg.ecn && (!self.cfg.ecn_drop_threshold || self.prob <= self.cfg.ecn_threshold)
+    }
+
+    /// A packet was dropped at enqueue (Linux resets the accumulator at `out:`).
+    pub fn on_drop(&mut self) {
+        self.accu_prob = 0.0;
+    }
+
+    /// Linux `pie_process_dequeue` / paper 002 §III-C, §III-D: a packet of `size` bytes
+    /// that waited `sojourn_ns` left, leaving `backlog_after` bytes queued.
+    pub fn on_dequeue(&mut self, now: u64, sojourn_ns: u64, size: u64, backlog_after: u64) {
+        match self.cfg.variant {
+            Variant::Pie2013 => self.on_dequeue_2013(now, size, backlog_after),
+            Variant::Rfc8033 if !self.cfg.dq_rate_estimator => {
+                self.qdelay_ns = sojourn_ns;
+                let dtime = self.dq_tstamp.map_or(0, |t| now - t);
+                self.dq_tstamp = Some(now);
+                if backlog_after == 0 {
+                    self.qdelay_ns = 0;
+                }
+                if dtime == 0 {
+                    return;
+                }
+                self.burst_ns = self.burst_ns.saturating_sub(dtime);
+            }
+            Variant::Rfc8033 => {
+                let th = self.cfg.dq_threshold_bytes;
+                let now_ticks = now >> PSCHED_SHIFT;
+                if backlog_after >= th && self.dq_count.is_none() {
+                    self.dq_tstamp = Some(now_ticks);
+                    self.dq_count = Some(0);
+                }
+                let Some(count) = self.dq_count.as_mut() else {
+                    return;
+                };
+                *count += size;
+                if *count < th {
+                    return;
+                }
+                let scaled = (*count << PIE_SCALE) as u32;
+                let start = self.dq_tstamp.unwrap_or(now_ticks);
+                let dtime = now_ticks.wrapping_sub(start) as u32;
+                if dtime == 0 {
+                    return;
+                }
+                let rate = scaled / dtime;
+                self.avg_dq_rate_linux = if self.avg_dq_rate_linux == 0 {
+                    rate
+                } else {
+                    self.avg_dq_rate_linux - (self.avg_dq_rate_linux >> 3) + (rate >> 3)
+                };
+                if backlog_after < th {
+                    self.dq_count = None;
+                } else {
+                    self.dq_count = Some(0);
+                    self.dq_tstamp = Some(now_ticks);
+                }
+                let dtime_ns = (dtime as u64) << PSCHED_SHIFT;
+                self.burst_ns = self.burst_ns.saturating_sub(dtime_ns);
+            }
+        }
+    }
+
+    fn on_dequeue_2013(&mut self, now: u64, size: u64, backlog_after: u64) {
+        let th = self.cfg.dq_threshold_bytes;
+        if backlog_after <= th {
+            // Not (or no longer) in a measurement cycle.
+            self.dq_count = None;
+            self.dq_tstamp = None;
+            return;
+        }
+        let start = *self.dq_tstamp.get_or_insert(now);
+        let count = self.dq_count.get_or_insert(0);
+        *count += size;
+        if *count <= th {
+            return;
+        }
+        let dq_int = now - start;
+        if dq_int == 0 {
+            return;
+        }
+        let dq_rate = *count as f64 / dq_int as f64;
+        self.avg_drate = if self.avg_drate == 0.0 {
+            dq_rate
+        } else {
+            (1.0 - self.cfg.rate_ewma) * self.avg_drate + self.cfg.rate_ewma * dq_rate
+        };
+        self.dq_tstamp = Some(now);
+        self.dq_count = Some(0);
+        self.burst_ns = self.burst_ns.saturating_sub(dq_int);
+        let half = self.cfg.target_ns / 2;
+        if self.prob == 0.0 && self.qdelay_ns < half && self.qdelay_old_ns < half {
+            self.burst_ns = self.cfg.max_burst_ns;
+        }
+    }
+
+    /// When the next probability update is due.
+    pub fn next_update_ns(&self) -> u64 {
+        self.next_update_ns
+    }
+
+    /// Run the periodic update (Linux `pie_timer` → `pie_calculate_probability`; paper
+    /// 002 §III-B) with `backlog` bytes queued, and schedule the next one.
+    pub fn update(&mut self, backlog_bytes: u64) {
+        self.next_update_ns += self.cfg.tupdate_ns;
+        let cfg = &self.cfg;
+        let rate_mode = cfg.variant == Variant::Pie2013 || cfg.dq_rate_estimator;
+        let (qdelay, qdelay_old) = if rate_mode {
+            let old = self.qdelay_ns;
+            self.qdelay_old_ns = old;
+            let q = match cfg.variant {
+                Variant::Pie2013 => {
+                    if self.avg_drate > 0.0 {
+                        (backlog_bytes as f64 / self.avg_drate).round() as u64
+                    } else {
+                        0
+                    }
+                }
+                Variant::Rfc8033 => {
+                    if self.avg_dq_rate_linux > 0 {
+                        ((backlog_bytes << PIE_SCALE) / self.avg_dq_rate_linux as u64)
+                            << PSCHED_SHIFT
+                    } else {
+                        0
+                    }
+                }
+            };
+            (q, old)
+        } else {
+            (self.qdelay_ns, self.qdelay_old_ns)
+        };
+        let mut update_prob = !(qdelay == 0 && backlog_bytes != 0);
+        let s = cfg.autotune.scale(self.prob);
+        let (alpha, beta) = (cfg.alpha * s, cfg.beta * s);
+        let secs = |ns: u64| ns as f64 * 1e-9;
+        let mut delta =
+            alpha * (secs(qdelay) - secs(cfg.target_ns)) + beta * (secs(qdelay) - secs(qdelay_old));
+        if cfg.cap_increase && delta > 0.02 && self.prob >= 0.1 {
+            delta = 0.02;
+        }
+        if cfg.high_delay_boost && qdelay > 250_000_000 {
+            delta += 0.02;
+        }
+        let ceil = if cfg.clamp_prob { 1.0 } else { LINUX_PROB_CEIL };
+        self.prob += delta;
+        if delta > 0.0 {
+            if self.prob > ceil {
+                self.prob = ceil;
+                update_prob = false;
+            }
+        } else if self.prob < 0.0 {
+            self.prob = 0.0;
+        }
+        if qdelay == 0 && qdelay_old == 0 && update_prob {
+            self.prob -= self.prob * cfg.idle_decay;
+        }
+        self.qdelay_ns = qdelay;
+        if cfg.variant == Variant::Rfc8033 {
+            let half = cfg.target_ns / 2;
+            if self.qdelay_ns < half
+                && self.qdelay_old_ns < half
+                && self.prob == 0.0
+                && (!cfg.dq_rate_estimator || self.avg_dq_rate_linux > 0)
+            {
+                self.vars_init();
+            }
+        }
+        if !rate_mode {
+            self.qdelay_old_ns = qdelay;
+        }
+    }
+}
+
+/// The preset names accepted by `preset = ...`.
+const PRESETS: &[&str] = &["pie2013", "abe-linux"];
+
+pub(crate) const PIE_KEYS: &[&str] = &[
+    "variant",
+    "preset",
+    "target",
+    "tupdate",
+    "first_update",
+    "alpha",
+    "beta",
+    "max_burst",
+    "limit",
+    "ecn",
+    "ecn_drop_threshold",
+    "ecn_threshold",
+    "bytemode",
+    "dq_rate_estimator",
+    "dq_threshold",
+    "rate_ewma",
+    "autotune",
+    "idle_decay",
+    "cap_increase",
+    "high_delay_boost",
+    "early_drop_guard",
+    "derandomize",
+    "clamp_prob",
+    "mtu",
+];
+
+fn string_param<'a>(
+    spec: &'a AlgoSpec,
+    path: &str,
+    key: &str,
+) -> Result<Option<&'a str>, ScenarioError> {
+    match spec.params.get(key) {
+        None => Ok(None),
+        Some(ParamValue::Str(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(ScenarioError::new(
+            format!("{path}.{key}"),
+            "expected a string",
+        )),
+    }
+}
+
+fn ms(ms: u64) -> SimDuration {
+    SimDuration { ns: ms * 1_000_000 }
+}
+
+fn probability(x: f64) -> Option<String> {
+    (!(x > 0.0 && x <= 1.0)).then(|| format!("expected a probability in (0, 1], got {x}"))
+}
+
+fn non_negative(x: f64) -> Option<String> {
+    (!(x.is_finite() && x >= 0.0)).then(|| format!("expected a non-negative number, got {x}"))
+}
+
+/// Parse PIE's parameters (shared with PVPIE, which passes its own defaults through
+/// `pvpie`). Returns the configuration; the caller finishes `p`.
+pub(crate) fn parse_pie_config<'a>(
+    spec: &'a AlgoSpec,
+    path: &str,
+    p: &mut Params<'a>,
+    link: LinkInfo,
+    pvpie: bool,
+) -> Result<PieConfig, ScenarioError> {
+    for key in ["preset", "variant", "autotune"] {
+        string_param(spec, path, key)?;
+    }
+    let preset = p.parsed("preset", None, |s| {
+        if PRESETS.contains(&s) {
+            Ok(Some(s.to_owned()))
+        } else {
+            Err(format!(
+                "unknown PIE preset {s:?} (known: {})",
+                PRESETS.join(", ")
+            ))
+        }
+    })?;
+    let preset = preset.as_deref();
+    let default_variant = if preset == Some("pie2013") {
+        Variant::Pie2013
+    } else {
+        Variant::Rfc8033
+    };
+    let variant = p.parsed("variant", default_variant, |s| match s {
+        "rfc8033" => Ok(Variant::Rfc8033),
+        "pie2013" => Ok(Variant::Pie2013),
+        _ => Err(format!(
+            "unknown PIE variant {s:?} (known: rfc8033, pie2013)"
+        )),
+    })?;
+    let v13 = variant == Variant::Pie2013;
+    let abe = preset == Some("abe-linux");
+    let p13 = preset == Some("pie2013") || (preset.is_none() && v13);
+
+    // Defaults: variant first, then the preset's values.
+    let (mut target, mut tupdate, mut alpha, mut beta, mut max_burst) = if v13 {
+        (ms(20), ms(15), 0.25, 2.5, ms(50))
+    } else {
+        (ms(15), ms(15), 0.125, 1.25, ms(150))
+    };
+    if p13 {
+        (target, tupdate, alpha, beta, max_burst) = (ms(20), ms(15), 0.25, 2.5, ms(50));
+    }
+    if abe {
+        (target, tupdate, alpha, beta, max_burst) = (ms(20), ms(30), 0.125, 1.25, ms(100));
+    }
+    let linux_now = !v13 && !abe;
+    let target = p.parsed("target", target, positive_duration)?;
+    let tupdate = p.parsed("tupdate", tupdate, positive_duration)?;
+    let first_default = if v13 { tupdate } else { ms(500) };
+    let first_update = p.parsed("first_update", first_default, SimDuration::parse)?;
+    let alpha = p.number("alpha", alpha, non_negative)?;
+    let beta = p.number("beta", beta, non_negative)?;
+    let max_burst = p.parsed("max_burst", max_burst, SimDuration::parse)?;
+    let limit = p.parsed("limit", QueueLimit::Packets(1000), QueueLimit::parse)?;
+    let ecn = p.boolean("ecn", pvpie || abe)?;
+    let ecn_drop_threshold = p.boolean("ecn_drop_threshold", linux_now && !pvpie)?;
+    let ecn_threshold = p.number("ecn_threshold", 0.1, probability)?;
+    let bytemode = if pvpie {
+        false
+    } else {
+        p.boolean("bytemode", false)?
+    };
+    let dq_rate_estimator = p.boolean("dq_rate_estimator", v13 || abe)?;
+    if v13 && !dq_rate_estimator {
+        return Err(ScenarioError::new(
+            format!("{path}.dq_rate_estimator"),
+            "variant pie2013 estimates the delay from the departure rate only (paper 002 §III-C); remove the key or use variant = \"rfc8033\"",
+        ));
+    }
+    let dq_default = if v13 {
+        4500
+    } else if abe {
+        10_000
+    } else {
+        16_384
+    };
+    let dq_threshold =
+        p.parsed(
+            "dq_threshold",
+            ByteSize { bytes: dq_default },
+            |s| match ByteSize::parse(s) {
+                Ok(b) if b.bytes > 0 => Ok(b),
+                _ => Err(format!(
+                    "expected a positive size like \"16KiB\", got {s:?}"
+                )),
+            },
+        )?;
+    let rate_ewma = if v13 {
+        p.number("rate_ewma", 0.125, probability)?
+    } else {
+        if spec.params.contains_key("rate_ewma") {
+            return Err(ScenarioError::new(
+                format!("{path}.rate_ewma"),
+                "only variant pie2013 has a configurable rate weight (Linux fixes 1/8)",
+            ));
+        }
+        0.125
+    };
+    let autotune = p.parsed(
+        "autotune",
+        if linux_now {
+            Autotune::Rfc8033
+        } else {
+            Autotune::Pie2013
+        },
+        |s| match s {
+            "rfc8033" => Ok(Autotune::Rfc8033),
+            "pie2013" => Ok(Autotune::Pie2013),
+            _ => Err(format!(
+                "unknown auto-tuning table {s:?} (known: rfc8033, pie2013)"
+            )),
+        },
+    )?;
+    let decay_default = if v13 {
+        0.0
+    } else if abe {
+        0.02
+    } else {
+        1.0 / 64.0
+    };
+    let idle_decay = p.number("idle_decay", decay_default, |x| {
+        (!(0.0..=1.0).contains(&x)).then(|| format!("expected a fraction in [0, 1], got {x}"))
+    })?;
+    let cap_increase = p.boolean("cap_increase", !v13)?;
+    let high_delay_boost = p.boolean("high_delay_boost", !v13)?;
+    let early_drop_guard = p.boolean("early_drop_guard", !v13)?;
+    let derandomize = if pvpie {
+        false
+    } else {
+        p.boolean("derandomize", linux_now)?
+    };
+    let clamp_prob = p.boolean("clamp_prob", !linux_now || pvpie)?;
+    let mtu = p.parsed(
+        "mtu",
+        ByteSize {
+            bytes: link.mtu_bytes as u64,
+        },
+        |s| match ByteSize::parse(s) {
+            Ok(b) if b.bytes > 0 => Ok(b),
+            _ => Err(format!(
+                "expected a positive size like \"1500B\", got {s:?}"
+            )),
+        },
+    )?;
+    Ok(PieConfig {
+        variant,
+        target_ns: target.ns,
+        tupdate_ns: tupdate.ns,
+        first_update_ns: first_update.ns,
+        alpha,
+        beta,
+        max_burst_ns: max_burst.ns,
+        limit: resolve_limit(limit, link),
+        ecn,
+        ecn_drop_threshold,
+        ecn_threshold,
+        bytemode,
+        dq_rate_estimator,
+        dq_threshold_bytes: dq_threshold.bytes,
+        rate_ewma,
+        autotune,
+        idle_decay,
+        cap_increase,
+        high_delay_boost,
+        early_drop_guard,
+        derandomize,
+        clamp_prob,
+        mtu_bytes: mtu.bytes,
+    })
+}
+
+/// The PIE queue: one FIFO, drops and marks at enqueue.
+#[derive(Debug)]
+pub struct Pie {
+    ctrl: PieController,
+    queue: VecDeque<PacketId>,
+    bytes: u64,
+}
+
+impl Pie {
+    pub fn new(cfg: PieConfig) -> Self {
+        Pie {
+            ctrl: PieController::new(cfg),
+            queue: VecDeque::new(),
+            bytes: 0,
+        }
+    }
+
+    pub fn from_spec(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Self, ScenarioError> {
+        let mut p = Params::new(spec, path);
+        let cfg = parse_pie_config(spec, path, &mut p, link, false)?;
+        p.finish(PIE_KEYS)?;
+        Ok(Pie::new(cfg))
+    }
+
+    pub fn controller(&self) -> &PieController {
+        &self.ctrl
+    }
+
+    pub fn controller_mut(&mut self) -> &mut PieController {
+        &mut self.ctrl
+    }
+}
+
+/// Whether the queue (`len` packets, `bytes`) can take a packet of `size` bytes.
+#[inline]
+pub(crate) fn admits(limit: Limit, len: usize, bytes: u64, size: u64) -> bool {
+    match limit {
+        Limit::Packets(n) => (len as u64) < n,
+        Limit::Bytes(b) => bytes + size <= b,
+    }
+}
+
+impl QueueDisc for Pie {
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
+        let size = ctx.pool.get(id).size_bytes as u64;
+        if !admits(self.ctrl.cfg.limit, self.queue.len(), self.bytes, size) {
+            self.ctrl.on_drop();
+            ctx.drop_packet(id);
+            return;
+        }
+        let enqueue = !self.ctrl.drop_early(self.bytes, size, ctx.rng)
+            || (self.ctrl.may_mark() && ctx.mark_ce(id));
+        if enqueue {
+            self.queue.push_back(id);
+            self.bytes += size;
+        } else {
+            self.ctrl.on_drop();
+            ctx.drop_packet(id);
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
+        let id = self.queue.pop_front()?;
+        let p = ctx.pool.get(id);
+        let size = p.size_bytes as u64;
+        let sojourn = ctx.now_ns.saturating_sub(p.enqueue_ns);
+        self.bytes -= size;
+        self.ctrl.on_dequeue(ctx.now_ns, sojourn, size, self.bytes);
+        Some(id)
+    }
+
+    fn peek(&self) -> Option<PacketId> {
+        self.queue.front().copied()
+    }
+
+    fn len_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn held(&self) -> Vec<PacketId> {
+        self.queue.iter().copied().collect()
+    }
+
+    fn uses_timer(&self) -> bool {
+        true
+    }
+
+    fn timer_deadline(&self) -> Option<u64> {
+        Some(self.ctrl.next_update_ns())
+    }
+
+    fn on_timer(&mut self, _ctx: &mut QdiscCtx<'_>) {
+        self.ctrl.update(self.bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RFC 8033 §4.2's table, as Linux computes it.
+    #[test]
+    fn seven_tier_table() {
+        let t = Autotune::Rfc8033;
+        let cases = [
+            (0.0, 1.0 / 2048.0),
+            (0.9e-6, 1.0 / 2048.0),
+            (1e-6, 1.0 / 512.0),
+            (5e-6, 1.0 / 512.0),
+            (1e-5, 1.0 / 128.0),
+            (5e-5, 1.0 / 128.0),
+            (1e-4, 1.0 / 32.0),
+            (5e-4, 1.0 / 32.0),
+            (1e-3, 1.0 / 8.0),
+            (5e-3, 1.0 / 8.0),
+            (1e-2, 1.0 / 2.0),
+            (0.05, 1.0 / 2.0),
+            (0.1, 1.0),
+            (0.5, 1.0),
+        ];
+        for (p, s) in cases {
+            assert_eq!(t.scale(p), s, "p = {p}");
+        }
+    }
+
+    /// Paper 002 §III-B: p < 1% → /8, p < 10% → /2, else 1.
+    #[test]
+    fn three_tier_table() {
+        let t = Autotune::Pie2013;
+        assert_eq!(t.scale(0.0), 0.125);
+        assert_eq!(t.scale(0.0099), 0.125);
+        assert_eq!(t.scale(0.01), 0.5);
+        assert_eq!(t.scale(0.0999), 0.5);
+        assert_eq!(t.scale(0.1), 1.0);
+    }
+}
