@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::api::{Control, ProgressFn};
 use crate::cc::{self, CongestionControl};
-use crate::engine::rng::{stream, StreamKind};
+use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::engine::sched::TcpTimerKind;
 use crate::engine::{serialisation_ns, Event, Scheduler, NS_PER_SEC};
 use crate::net::link::{DelayLine, LineEntry, Link, Next};
@@ -16,9 +16,11 @@ use crate::net::packet::{
     prefetch_read, Ecn, Packet, PacketId, PacketKind, PacketPool, TCP_IP_HEADER_BYTES,
 };
 use crate::net::topology::Topology;
+use crate::ppv::marker::{Marker, MarkerParams};
+use crate::ppv::tvf::Tvf;
 use crate::qdisc::{self, droptail, LinkInfo, QdiscCtx, QueueDisc};
 use crate::results::{Column, FlowSummary, QueueSummary, RunOutput, Summary, Table};
-use crate::scenario::{AlgoSpec, ParamValue, Scenario, ScenarioError};
+use crate::scenario::{AlgoSpec, ParamValue, PpvScope, Scenario, ScenarioError, TvfSpec};
 use crate::stats::{jain_index, QueueSnapshot, QueueStats};
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
 use crate::tcp::sender::TcpSender;
@@ -155,6 +157,9 @@ pub struct World {
     seed: u64,
     cc_names: Vec<&'static str>,
     changes: Vec<ChangeAction>,
+    /// PPV edge markers with their random streams, and each flow's marker, if any.
+    markers: Vec<(Marker, SimRng)>,
+    marker_of: Vec<Option<u32>>,
 }
 
 fn param_str(spec: &AlgoSpec) -> AlgoSpec {
@@ -300,7 +305,18 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             bdp_bytes: p.rate_bps as f64 * bdp_rtt_ns as f64 / 8e9,
             mtu_bytes,
         };
-        let qd = qdisc::build(&p.queue, &p.queue_path, info)?;
+        let mut qd = qdisc::build(&p.queue, &p.queue_path, info)?;
+        if i as u32 == bottleneck {
+            if let Some(sh) = &sc.bottleneck.shaper {
+                qd = qdisc::build_shaped(
+                    qd,
+                    sh.sustained.bps,
+                    sh.peak.map(|r| r.bps),
+                    sh.burst.bytes,
+                )
+                .map_err(|m| ScenarioError::new("bottleneck.shaper", m))?;
+            }
+        }
         let qdisc_uses_timer = qd.uses_timer();
         let tl = &topo.links[i];
         let line = match lines.iter().position(|d| d.delay_ns == p.delay_ns) {
@@ -438,7 +454,54 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         }
     }
 
+    // PPV markers at the senders' edge: one per flow, or one per group with scope "group".
     let n_flows = n_tcp + n_udp;
+    let mut markers: Vec<(Marker, SimRng)> = Vec::new();
+    let mut marker_of: Vec<Option<u32>> = vec![None; n_flows];
+    let group_specs = sc
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| (format!("flows[{gi}].ppv"), g.count, g.ppv.as_ref()))
+        .chain(
+            sc.udp
+                .iter()
+                .enumerate()
+                .map(|(gi, g)| (format!("udp[{gi}].ppv"), g.count, g.ppv.as_ref())),
+        );
+    let mut next_flow = 0usize;
+    for (path, count, spec) in group_specs {
+        if let Some(spec) = spec {
+            let tvf = match &spec.tvf {
+                TvfSpec::Preset(name) => Tvf::preset(name).ok_or_else(|| {
+                    ScenarioError::new(
+                        format!("{path}.tvf"),
+                        format!("unknown value function {name:?} (known: gold, silver, background, voice)"),
+                    )
+                })?,
+                // Tvf errors name the offending point first: "points[2]: ...".
+                TvfSpec::Points(points) => Tvf::from_points(points).map_err(|m| match m.split_once(": ") {
+                    Some((sub, rest)) => ScenarioError::new(format!("{path}.{sub}"), rest),
+                    None => ScenarioError::new(format!("{path}.points"), m),
+                })?,
+            };
+            let params = MarkerParams {
+                tau_ns: spec.tau.ns,
+            };
+            for k in 0..count as usize {
+                if k == 0 || spec.scope == PpvScope::Flow {
+                    let marker = Marker::new(tvf.clone(), params)
+                        .map_err(|m| ScenarioError::new(path.clone(), m))?;
+                    markers.push((
+                        marker,
+                        stream(sc.seed, StreamKind::Marker, markers.len() as u64),
+                    ));
+                }
+                marker_of[next_flow + k] = Some(markers.len() as u32 - 1);
+            }
+        }
+        next_flow += count as usize;
+    }
     let mut world = World {
         sched: Scheduler::new(),
         pool: PacketPool::new(),
@@ -479,6 +542,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         seed: sc.seed,
         cc_names,
         changes: Vec::new(),
+        markers,
+        marker_of,
     };
 
     for l in 0..world.links.len() as u32 {
@@ -1023,8 +1088,16 @@ impl World {
     /// Put a TCP flow's outgoing packets on their routes and schedule its timers.
     fn flush_tcp(&mut self, f: u32) {
         let mut out = std::mem::take(&mut self.out_buf);
+        let marker = self.marker_of[f as usize];
         for &id in &out {
             self.counters[f as usize].sent += 1;
+            if let Some(m) = marker {
+                let p = self.pool.get_mut(id);
+                if p.kind == PacketKind::TcpData {
+                    let (mk, rng) = &mut self.markers[m as usize];
+                    p.value = mk.mark(self.sched.now(), p.size_bytes, rng);
+                }
+            }
             let route = self.pool.get(id).route;
             let first = self.route_links[self.route_start[route as usize] as usize];
             self.link_enqueue(first, id);
@@ -1119,6 +1192,11 @@ impl World {
             self.sched.at(now + gap, Event::UdpSend(u));
         }
         let id = self.pool.alloc(p);
+        if let Some(m) = self.marker_of[flow as usize] {
+            let (mk, rng) = &mut self.markers[m as usize];
+            let size = self.pool.get(id).size_bytes;
+            self.pool.get_mut(id).value = mk.mark(now, size, rng);
+        }
         self.counters[flow as usize].sent += 1;
         let first = self.route_links[self.route_start[route as usize] as usize];
         self.link_enqueue(first, id);

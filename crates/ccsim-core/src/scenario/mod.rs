@@ -100,6 +100,31 @@ pub struct ShaperSpec {
     pub burst: ByteSize,
 }
 
+/// Where a PPV marker's throughput-value function comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TvfSpec {
+    /// A preset of paper 001's Fig. 1: gold, silver, background, voice.
+    Preset(String),
+    /// Piecewise points (throughput in bit/s, packet value).
+    Points(Vec<(f64, f64)>),
+}
+
+/// Whether each connection of a group is metered alone or the group as one subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PpvScope {
+    Flow,
+    Group,
+}
+
+/// Per Packet Value marking at the senders' edge (paper 001).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PpvSpec {
+    pub tvf: TvfSpec,
+    /// Time constant of the marker's rate estimate.
+    pub tau: SimDuration,
+    pub scope: PpvScope,
+}
+
 /// A `[[flows]]` group of `count` identical TCP flows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpFlowGroup {
@@ -135,6 +160,8 @@ pub struct TcpFlowGroup {
     pub access_rate: Option<DataRate>,
     /// Scheduled congestion-control parameter changes, in time order.
     pub changes: Vec<ParamChange>,
+    /// Packet-value marking of the group's data packets.
+    pub ppv: Option<PpvSpec>,
 }
 
 /// UDP traffic pattern.
@@ -167,6 +194,8 @@ pub struct UdpGroup {
     pub stop: Option<SimDuration>,
     /// Rate of these sources' access links (default: the bottleneck's `access_rate`).
     pub access_rate: Option<DataRate>,
+    /// Packet-value marking of the group's packets.
+    pub ppv: Option<PpvSpec>,
 }
 
 /// A whole scenario, validated.
@@ -653,6 +682,10 @@ fn resolve_flow(
         trace: flag(f.trace, false),
         access_rate: f.access_rate.map(|g| g.value),
         changes,
+        ppv: f
+            .ppv
+            .map(|p| resolve_ppv(p, &join(&prefix, "ppv")))
+            .transpose()?,
     })
 }
 
@@ -683,7 +716,92 @@ fn resolve_udp(u: RawUdp, i: usize, duration: SimDuration) -> Result<UdpGroup, S
         start,
         stop,
         access_rate: u.access_rate.map(|g| g.value),
+        ppv: u
+            .ppv
+            .map(|p| resolve_ppv(p, &join(&prefix, "ppv")))
+            .transpose()?,
     })
+}
+
+/// A throughput for a value function: a rate with units, where (unlike link rates) zero
+/// is allowed because a function starts at 0 bit/s.
+fn throughput_bps(s: &str) -> Result<f64, String> {
+    let number: String = s
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    if !number.is_empty() && number.parse::<f64>() == Ok(0.0) {
+        let unit = s.trim()[number.len()..].trim();
+        if ["bps", "kbps", "Kbps", "Mbps", "Gbps", "Tbps"].contains(&unit) {
+            return Ok(0.0);
+        }
+    }
+    DataRate::parse(s).map(|r| r.bps as f64)
+}
+
+/// Check a `ppv` value's structure; the function itself is validated when built.
+fn resolve_ppv(p: raw::RawPpv, path: &str) -> Result<PpvSpec, ScenarioError> {
+    let tvf = match (p.tvf, p.points) {
+        (Some(_), Some(_)) => {
+            return Err(error(
+                join(path, "points"),
+                "give either tvf or points, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(error(
+                join(path, "tvf"),
+                "missing required key (or give points)",
+            ))
+        }
+        (Some(name), None) => TvfSpec::Preset(name),
+        (None, Some(points)) => {
+            let mut out = Vec::with_capacity(points.len());
+            for (i, (rate, value)) in points.into_iter().enumerate() {
+                let at = format!("{}[{i}]", join(path, "points"));
+                let rate_bps = match &rate.value {
+                    ParamValue::Str(s) => throughput_bps(s).map_err(|m| error(at.clone(), m))?,
+                    ParamValue::Number(n) if *n >= 0.0 => *n,
+                    _ => {
+                        return Err(error(
+                            at,
+                            format!(
+                                "expected a throughput like \"10Mbps\" (or bit/s), got {}",
+                                rate.text
+                            ),
+                        ))
+                    }
+                };
+                let value = match value.value {
+                    ParamValue::Number(n) if n >= 0.0 => n,
+                    _ => {
+                        return Err(error(
+                            at,
+                            format!("expected a non-negative packet value, got {}", value.text),
+                        ))
+                    }
+                };
+                out.push((rate_bps, value));
+            }
+            TvfSpec::Points(out)
+        }
+    };
+    let tau = match p.tau {
+        Some(g) => positive(&g, join(path, "tau"))?,
+        None => SimDuration { ns: 100_000_000 },
+    };
+    let scope = match p.scope.as_deref() {
+        None | Some("flow") => PpvScope::Flow,
+        Some("group") => PpvScope::Group,
+        Some(other) => {
+            return Err(error(
+                join(path, "scope"),
+                format!("expected \"flow\" or \"group\", got {other:?}"),
+            ))
+        }
+    };
+    Ok(PpvSpec { tvf, tau, scope })
 }
 
 /// Apply defaults and cross-field checks to the raw schema.

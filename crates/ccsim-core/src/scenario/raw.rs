@@ -215,6 +215,77 @@ impl<'de> Visitor<'de> for ChangeVisitor {
     }
 }
 
+/// `ppv = "gold"` or `ppv = { tvf = "gold" | points = [[rate, value], ...], tau = "100ms",
+/// scope = "flow" | "group" }`.
+pub(super) struct RawPpv {
+    pub tvf: Option<String>,
+    pub points: Option<Vec<(Given<ParamValue>, Given<ParamValue>)>>,
+    pub tau: Option<Given<SimDuration>>,
+    pub scope: Option<String>,
+}
+
+const PPV_EXPECTED: &str = "a value function name like \"gold\" or a table like { tvf = \"gold\" }";
+
+impl<'de> Deserialize<'de> for RawPpv {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(PpvVisitor)
+    }
+}
+
+struct PpvVisitor;
+
+impl<'de> Visitor<'de> for PpvVisitor {
+    type Value = RawPpv;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(PPV_EXPECTED)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<RawPpv, E> {
+        let Kind(name) = Kind::from_lit(&Lit::S(v.to_owned())).map_err(E::custom)?;
+        Ok(RawPpv {
+            tvf: Some(name),
+            points: None,
+            tau: None,
+            scope: None,
+        })
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<RawPpv, A::Error> {
+        let mut out = RawPpv {
+            tvf: None,
+            points: None,
+            tau: None,
+            scope: None,
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "tvf" => out.tvf = Some(map.next_value::<Given<Kind>>()?.value.0),
+                "points" => out.points = Some(map.next_value()?),
+                "tau" => out.tau = Some(map.next_value()?),
+                "scope" => out.scope = Some(map.next_value::<Given<Kind>>()?.value.0),
+                other => {
+                    return Err(de::Error::unknown_field(
+                        other,
+                        &["tvf", "points", "tau", "scope"],
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawPpv, E> {
+        Err(E::custom(mismatch(PPV_EXPECTED, &Lit::B(v))))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawPpv, E> {
+        Err(E::custom(mismatch(PPV_EXPECTED, &Lit::I(v))))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawPpv, E> {
+        Err(E::custom(mismatch(PPV_EXPECTED, &Lit::U(v))))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawPpv, E> {
+        Err(E::custom(mismatch(PPV_EXPECTED, &Lit::F(v))))
+    }
+}
+
 /// An array of tables (`[[flows]]`, `[[udp]]`).
 pub(super) struct Groups<T>(pub Vec<T>);
 
@@ -387,6 +458,7 @@ pub(super) struct RawFlow {
     pub trace: Option<Given<Flag>>,
     pub access_rate: Option<Given<DataRate>>,
     pub changes: Option<Groups<RawChange>>,
+    pub ppv: Option<RawPpv>,
 }
 
 /// One `[[udp]]` group.
@@ -402,4 +474,5 @@ pub(super) struct RawUdp {
     pub start: Option<Given<SimDuration>>,
     pub stop: Option<Given<SimDuration>>,
     pub access_rate: Option<Given<DataRate>>,
+    pub ppv: Option<RawPpv>,
 }
