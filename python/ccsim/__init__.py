@@ -7,13 +7,25 @@ runs and runs into Arrow tables, Parquet files, plots and a command-line interfa
 >>> result = ccsim.run("examples/single_newreno.toml")       # doctest: +SKIP
 >>> result.summary["flows"][0]["goodput_mbps"]                # doctest: +SKIP
 >>> result.tables["flow_series"].to_pandas()                  # doctest: +SKIP
+>>> ccsim.sweep("examples/sweeps/abe_fig2.toml", "out/abe-fig2")  # doctest: +SKIP
 """
 
 from ccsim._core import ScenarioError
 from ccsim._core import version as _core_version
 from ccsim.api import run, validate
 from ccsim.results import RunResult
+from ccsim.sweep_exec import SweepReport, sweep
+from ccsim.sweep_spec import SweepError
 
 __version__: str = _core_version()
 
-__all__ = ["RunResult", "ScenarioError", "__version__", "run", "validate"]
+__all__ = [
+    "RunResult",
+    "ScenarioError",
+    "SweepError",
+    "SweepReport",
+    "__version__",
+    "run",
+    "sweep",
+    "validate",
+]

@@ -136,3 +136,166 @@ def as_records(results: list[BenchResult]) -> list[dict[str, Any]]:
         }
         for r in results
     ]
+
+
+# --------------------------------------------------------------------------- sweeps
+
+#: Per-run cost of a sweep beyond the simulation itself, one worker (ms).
+SWEEP_OVERHEAD_TARGET_MS = 5.0
+#: Wall-clock speed-up of a sweep from 1 to 2 local workers.
+SWEEP_SPEEDUP_TARGET = 1.8
+
+
+@dataclass(frozen=True)
+class SweepBench:
+    name: str
+    description: str
+    runs: int
+    jobs: tuple[int, ...]
+    #: Wall-clock seconds of the whole ``ccsim.sweep`` call, per entry of ``jobs``.
+    wall_s: tuple[float, ...]
+    #: Sum of the runs' simulation wall_s, per entry of ``jobs``.
+    sim_wall_s: tuple[float, ...]
+    value: float
+    unit: str
+    target: float
+    passed: bool | None
+    #: The same speed-up for bare ``ccsim.run`` calls on 1 and 2 threads (no sweep): what
+    #: this machine allows at that moment (None for the overhead benchmark).
+    reference: float | None = None
+
+
+def _sweep_spec(duration_s: float, rtt: str, runs: int) -> dict[str, Any]:
+    return {
+        "base": _dumbbell(1, "10Mbps", rtt, duration_s),
+        "repetitions": runs,
+    }
+
+
+def _time_sweep(spec: dict[str, Any], jobs: int) -> tuple[float, float]:
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from ccsim.sweep_exec import sweep
+
+    with tempfile.TemporaryDirectory(prefix="ccsim-bench-") as tmp:
+        start = time.perf_counter()
+        report = sweep(spec, Path(tmp) / "sweep", jobs=jobs)
+        wall = time.perf_counter() - start
+    return wall, report.sim_wall_s
+
+
+def _time_bare(spec: dict[str, Any], jobs: int) -> float:
+    """Wall-clock seconds of the sweep's scenarios as plain ``api.run`` calls on threads."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ccsim.sweep_spec import load_sweep
+
+    scenarios = [run.scenario for run in load_sweep(spec).runs]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        start = time.perf_counter()
+        list(pool.map(api.run, scenarios))
+        return time.perf_counter() - start
+
+
+def run_sweep_bench(console: Console, quick: bool = False) -> list[SweepBench]:
+    """Sweep overhead (tiny runs, 1 worker: (sweep wall - simulation wall) / runs) and the
+    speed-up of the same sweep from 1 to 2 local workers; prints a table."""
+    import os
+
+    results = []
+    n = 50 if quick else 200
+    spec = _sweep_spec(1.0, "20ms", n)
+    with console.status(f"sweep overhead: {n} runs of 1 s simulated, 1 worker"):
+        wall, sim = _time_sweep(spec, 1)
+    overhead_ms = (wall - sim) / n * 1e3
+    results.append(
+        SweepBench(
+            "sweep-overhead",
+            f"{n} x (1 NewReno, 10Mbps, 20ms, 1s), 1 worker",
+            n,
+            (1,),
+            (wall,),
+            (sim,),
+            overhead_ms,
+            "ms/run",
+            SWEEP_OVERHEAD_TARGET_MS,
+            overhead_ms <= SWEEP_OVERHEAD_TARGET_MS,
+        )
+    )
+    # runs long enough (the "single" benchmark, ~0.1 s each) that the speed-up measures
+    # the parallel execution rather than the per-run overhead, measured above
+    m = 8 if quick else 24
+    spec = _sweep_spec(300.0, "100ms", m)
+    walls, sims = [], []
+    for jobs in (1, 2):
+        with console.status(f"sweep speed-up: {m} runs of 300 s simulated, {jobs} worker(s)"):
+            wall, sim = _time_sweep(spec, jobs)
+        walls.append(wall)
+        sims.append(sim)
+    speedup = walls[0] / walls[1] if walls[1] > 0 else float("inf")
+    with console.status("the same runs as bare ccsim.run calls on 1 and 2 threads"):
+        bare = [_time_bare(spec, jobs) for jobs in (1, 2)]
+    reference = bare[0] / bare[1] if bare[1] > 0 else float("inf")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    results.append(
+        SweepBench(
+            "sweep-speedup",
+            f"{m} x (1 NewReno, 10Mbps, 100ms, 300s), 1 -> 2 workers ({cores} cores)",
+            m,
+            (1, 2),
+            tuple(walls),
+            tuple(sims),
+            speedup,
+            "x",
+            SWEEP_SPEEDUP_TARGET,
+            speedup >= SWEEP_SPEEDUP_TARGET if (cores or 1) >= 2 else None,
+            reference,
+        )
+    )
+    console.print(sweep_report_table(results))
+    return results
+
+
+def sweep_report_table(results: list[SweepBench]) -> Table:
+    table = Table(title="ccsim sweep benchmarks (wall = whole sweep)", title_justify="left")
+    table.add_column("benchmark")
+    for header in ("runs", "workers", "wall s", "sim wall s", "value", "bare runs", "target"):
+        table.add_column(header, justify="right")
+    table.add_column("result")
+    for r in results:
+        verdict = {True: "[green]pass[/green]", False: "[red]miss[/red]", None: "n/a (1 core)"}
+        table.add_row(
+            f"{r.name}: {r.description}",
+            str(r.runs),
+            " / ".join(map(str, r.jobs)),
+            " / ".join(f"{w:.3f}" for w in r.wall_s),
+            " / ".join(f"{w:.3f}" for w in r.sim_wall_s),
+            f"{r.value:.2f} {r.unit}",
+            "" if r.reference is None else f"{r.reference:.2f} x",
+            f"{'<=' if r.unit == 'ms/run' else '>='} {r.target:g}",
+            verdict[r.passed],
+        )
+    return table
+
+
+def sweep_records(results: list[SweepBench]) -> list[dict[str, Any]]:
+    """Plain dicts for ``--json``."""
+    return [
+        {
+            "name": r.name,
+            "description": r.description,
+            "runs": r.runs,
+            "jobs": list(r.jobs),
+            "wall_s": list(r.wall_s),
+            "simulation_wall_s": list(r.sim_wall_s),
+            "value": r.value,
+            "unit": r.unit,
+            "target": r.target,
+            "passed": r.passed,
+            "bare_run_speedup": r.reference,
+        }
+        for r in results
+    ]

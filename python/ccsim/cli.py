@@ -1,4 +1,4 @@
-"""The ``ccsim`` command: run, validate, plot, demo, bench.
+"""The ``ccsim`` command: run, sweep, validate, plot, demo, bench.
 
 Bad input (a scenario error, an unreadable file, an unusable output path) prints one line,
 ``error: ...``, on stderr and exits with status 2 without touching the output directory.
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from ccsim import ScenarioError, __version__, api, bench
+from ccsim import ScenarioError, SweepError, __version__, api, bench, sweep_exec
 from ccsim.api import ScenarioSource
 from ccsim.output import OutputDirError, check_output_dir
 from ccsim.plot import NoResultsError, plot_results
@@ -102,10 +102,39 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Exit status: 0 when every run succeeded, else the number of failed runs (max 125)."""
+    try:
+        report = sweep_exec.sweep(
+            args.sweep,
+            args.output,
+            jobs=args.jobs,
+            dask=args.dask,
+            force=args.force,
+            retry_failed=args.retry_failed,
+            batch_size=args.batch,
+            progress=_show_progress(args),
+            plot=args.plot,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: finished runs are in {args.output}; run again to resume", file=sys.stderr
+        )
+        raise
+    if not args.quiet:
+        sweep_exec.print_summary(report, report_console())
+    if report.plot_error:
+        print(f"error: {report.plot_error}", file=sys.stderr)
+    return report.exit_status
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    results = bench.run_all(report_console(), quick=args.quick)
+    console = report_console()
+    results = bench.run_all(console, quick=args.quick)
+    sweep_results = bench.run_sweep_bench(console, quick=args.quick)
     if args.json:
-        Path(args.json).write_text(json.dumps(bench.as_records(results), indent=2) + "\n")
+        records = bench.as_records(results) + bench.sweep_records(sweep_results)
+        Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
     return EXIT_OK
 
 
@@ -137,6 +166,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     output_options(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "sweep",
+        help="run every scenario of a sweep file (resumable)",
+        description="Run a parameter sweep; exit status 0 if every run succeeded, else the "
+        "number of failed runs (at most 125); 2 for bad input.",
+    )
+    p.add_argument("sweep", help="sweep file (.toml): a base scenario plus axes")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="result directory")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="local threads (default: all cores)")
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a dask.distributed scheduler (tcp://host:8786), or local:N for a "
+        "LocalCluster of N worker processes",
+    )
+    p.add_argument("--batch", type=int, metavar="N", help="runs per Dask task (default: auto)")
+    p.add_argument(
+        "--force", action="store_true", help="discard results of a different sweep in DIR"
+    )
+    p.add_argument("--retry-failed", action="store_true", help="run failed runs again")
+    p.add_argument("--plot", action="store_true", help="draw the sweep's [plot] to DIR/sweep.png")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="show the progress bar even when stderr is not a terminal",
+    )
+    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("validate", help="check a scenario file without running it")
     p.add_argument("scenario")
@@ -172,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except (ScenarioError, BadInput) as exc:
+    except (ScenarioError, SweepError, BadInput) as exc:
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

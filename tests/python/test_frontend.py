@@ -134,7 +134,10 @@ class FakeCore:
         if "bad" in text:
             raise ccsim.ScenarioError('flows[1].rtt: expected a duration like "50ms", got "50"')
 
-    def run(self, text: str, fmt: str, progress=None):
+    def duration_ns(self, text: str, key: str) -> int:
+        return 100_000_000
+
+    def run(self, text: str, fmt: str, progress=None, controller=None, control_interval_ns=0):
         self.parse_check(text, fmt)
         if progress is not None:
             for i in range(1, 11):

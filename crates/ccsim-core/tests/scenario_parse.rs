@@ -440,6 +440,7 @@ fn every_field_explicit() {
         trace: true,
         access_rate: Some(DataRate { bps: 1_000_000_000 }),
         changes: vec![],
+        ppv: None,
     };
     assert_eq!(f, &expected);
     assert_eq!(s.flows[1].rtt, SimDuration { ns: 250_000 });
@@ -454,6 +455,7 @@ fn every_field_explicit() {
         start: secs(1),
         stop: Some(secs(2)),
         access_rate: Some(DataRate { bps: 100_000_000 }),
+        ppv: None,
     };
     assert_eq!(s.udp, vec![expected]);
 }

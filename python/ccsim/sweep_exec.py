@@ -1,0 +1,461 @@
+"""Running a sweep: on local threads or on a Dask cluster, storing each run as it ends.
+
+**Local execution uses threads**, ``--jobs`` of them (all cores by default). The core
+releases the GIL for the whole simulation, so threads use every core; they cost no process
+start-up, no pickling of scenarios or results, and each thread writes its own run's files
+(Arrow and Parquet release the GIL too). A crash that takes the whole process down (rather
+than a Rust panic, which becomes an exception and a failed run) loses only the runs in
+flight: the sweep resumes where it stopped.
+
+**Dask** (``dask=ADDRESS`` or ``"local:N"``) sends batches of runs to the workers, which
+return the summaries and tables; this process writes them, so no shared filesystem is
+needed. A batch whose worker dies is re-run by Dask elsewhere; a batch that fails anyway
+is split into single runs, and a single run that still fails is recorded as failed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import math
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from ccsim import _core
+from ccsim.results import tables_from_core
+from ccsim.sweep_spec import RunSpec, Sweep, SweepError, SweepSource, load_sweep
+from ccsim.sweep_store import Outcome, SweepStore, iter_failures
+
+#: Seconds to wait for a Dask scheduler before giving up.
+DASK_CONNECT_TIMEOUT_S = 5.0
+#: A Dask task carries at most this many runs (unless ``batch_size`` says otherwise)...
+MAX_BATCH = 32
+#: ...and there are about this many tasks per worker thread, for load balance.
+TASKS_PER_THREAD = 4
+
+_HOST = socket.gethostname()
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _worker_name() -> str:
+    return f"{_HOST}/{os.getpid()}/{threading.current_thread().name}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def simulate(text: str, series: Sequence[str]) -> tuple[dict[str, Any], dict[str, pa.Table]]:
+    """Run scenario JSON in the core (GIL released); the summary and the ``series`` tables
+    (only those are converted to Arrow)."""
+    summary_json, raw = _core.run(text, "json")
+    tables = tables_from_core({name: raw[name] for name in series if name in raw})
+    return json.loads(summary_json), tables
+
+
+def execute(run: int, text: str, series: Sequence[str]) -> Outcome:
+    """Simulate one run; any exception but an interrupt makes it a failed run."""
+    started = _now()
+    try:
+        summary, tables = simulate(text, series)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # ScenarioError, a Rust panic (PanicException), ...
+        error = _one_line(f"{type(exc).__name__}: {exc}")
+        return Outcome(run, None, error, started, _now(), _worker_name())
+    return Outcome(run, summary, None, started, _now(), _worker_name(), tables)
+
+
+def execute_batch(items: Sequence[tuple[int, str]], series: Sequence[str]) -> list[Outcome]:
+    """A Dask task: several runs, one after the other."""
+    return [execute(run, text, series) for run, text in items]
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: Any) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("-- runs/s" if not speed else f"{speed:.3g} runs/s", style="cyan")
+
+
+class _Progress:
+    """A rich bar on stderr: done/total, runs per second, failures, elapsed, ETA."""
+
+    def __init__(self, enabled: bool, total: int, done: int, label: str):
+        self.bar: Progress | None = None
+        if enabled:
+            self.bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                _RateColumn(),
+                TextColumn("{task.fields[failed]} failed"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+            )
+            self.task = self.bar.add_task(label, total=total, completed=done, failed=0)
+        self.failed = 0
+
+    def __enter__(self) -> _Progress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def advance(self, outcome: Outcome) -> None:
+        self.failed += outcome.failed
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, failed=self.failed)
+
+
+# --------------------------------------------------------------------------- executors
+
+
+def run_local(
+    specs: Sequence[RunSpec],
+    series: Sequence[str],
+    store: SweepStore,
+    jobs: int,
+    on_done: Callable[[Outcome], None],
+) -> None:
+    """Run on ``jobs`` threads; each thread writes its own run's files."""
+
+    def task(spec: RunSpec) -> Outcome:
+        outcome = execute(spec.run, spec.scenario_json, series)
+        store.write(outcome)
+        return outcome
+
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ccsim-sweep")
+    try:
+        futures = [pool.submit(task, spec) for spec in specs]
+        for future in as_completed(futures):
+            on_done(future.result())
+    finally:
+        # On an interrupt or a write error: drop queued runs, let the ones in flight end.
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class DaskConnection:
+    client: Any
+    cluster: Any = None
+    owned: bool = True
+
+    def close(self) -> None:
+        if not self.owned:
+            return
+        try:
+            self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+
+    @property
+    def threads(self) -> int:
+        return max(1, sum(self.client.nthreads().values()))
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise SweepError(
+            "--dask needs dask.distributed, which is not installed: pip install 'ccsim[cluster]'"
+        ) from exc
+    return distributed
+
+
+def connect_dask(address: Any) -> DaskConnection:
+    """A client for ``address`` (a scheduler address, ``"local:N"`` for a LocalCluster
+    of N worker processes, or an existing ``distributed.Client``). SweepError if the
+    scheduler cannot be reached within :data:`DASK_CONNECT_TIMEOUT_S`."""
+    distributed = _import_distributed()
+    if isinstance(address, distributed.Client):
+        return DaskConnection(address, owned=False)
+    if not isinstance(address, str) or not address.strip():
+        raise SweepError(f"--dask: expected a scheduler address or local:N, got {address!r}")
+    address = address.strip()
+    if address.startswith("local:") or address == "local":
+        text = address.partition(":")[2]
+        if not text.isdigit() or int(text) < 1:
+            raise SweepError(f"--dask {address}: expected local:N with N >= 1 worker processes")
+        cluster = distributed.LocalCluster(
+            n_workers=int(text),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
+        )
+        return DaskConnection(distributed.Client(cluster), cluster)
+    try:
+        client = distributed.Client(address, timeout=DASK_CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise SweepError(
+            f"cannot reach the Dask scheduler at {address} "
+            f"(waited {DASK_CONNECT_TIMEOUT_S:g} s): {_one_line(str(exc))}"
+        ) from exc
+    return DaskConnection(client)
+
+
+def batch_size_for(pending: int, threads: int, requested: int | None) -> int:
+    if requested is not None:
+        return requested
+    return max(1, min(MAX_BATCH, math.ceil(pending / (threads * TASKS_PER_THREAD))))
+
+
+def run_dask(
+    specs: Sequence[RunSpec],
+    series: Sequence[str],
+    store: SweepStore,
+    conn: DaskConnection,
+    batch_size: int | None,
+    on_done: Callable[[Outcome], None],
+) -> None:
+    """Submit batches of runs; write each run's result here as its batch returns."""
+    distributed = _import_distributed()
+    client = conn.client
+    size = batch_size_for(len(specs), conn.threads, batch_size)
+    series = tuple(series)
+    live: dict[str, tuple[Any, list[tuple[int, str]]]] = {}
+
+    def submit(items: list[tuple[int, str]]) -> Any:
+        future = client.submit(execute_batch, items, series, pure=False)
+        live[future.key] = (future, items)
+        return future
+
+    items = [(spec.run, spec.scenario_json) for spec in specs]
+    pending = distributed.as_completed(
+        [submit(items[i : i + size]) for i in range(0, len(items), size)], loop=client.loop
+    )
+    try:
+        for future in pending:
+            _, batch = live.pop(future.key)
+            try:
+                outcomes = future.result()
+            except Exception as exc:  # the task failed (e.g. its workers kept dying)
+                if len(batch) > 1:
+                    for item in batch:
+                        pending.add(submit([item]))
+                    continue
+                stamp = _now()
+                error = _one_line(f"the Dask task failed: {type(exc).__name__}: {exc}")
+                outcomes = [Outcome(batch[0][0], None, error, stamp, stamp, "dask")]
+            finally:
+                future.release()
+            for outcome in outcomes:
+                store.write(outcome)
+                on_done(outcome)
+    finally:
+        if live:  # interrupted, or writing failed: stop what is still queued
+            client.cancel([future for future, _ in live.values()])
+
+
+# --------------------------------------------------------------------------- the sweep
+
+
+@dataclass
+class SweepReport:
+    """What :func:`sweep` did. ``results`` is the whole result table (run order)."""
+
+    out: Path
+    total: int
+    skipped: int
+    ran: int
+    failed_now: int
+    failed: int
+    wall_s: float
+    sim_wall_s: float
+    results: pa.Table | None = None
+    failures: list[tuple[int, str]] = field(default_factory=list)
+    plot: Path | None = None
+    plot_error: str | None = None
+
+    @property
+    def runs_per_s(self) -> float:
+        return self.ran / self.wall_s if self.wall_s > 0 else float("inf")
+
+    @property
+    def overhead_ms(self) -> float:
+        """Mean wall-clock time per run beyond the simulation itself (one worker)."""
+        return (self.wall_s - self.sim_wall_s) / self.ran * 1e3 if self.ran else 0.0
+
+    @property
+    def exit_status(self) -> int:
+        """0, or the number of failed runs (at most 125); 1 if only the plot failed."""
+        if self.failed:
+            return min(self.failed, 125)
+        return 1 if self.plot_error else 0
+
+
+def sweep(
+    spec: SweepSource,
+    out: str | os.PathLike[str],
+    *,
+    jobs: int | None = None,
+    dask: Any = None,
+    force: bool = False,
+    retry_failed: bool = False,
+    batch_size: int | None = None,
+    progress: bool = False,
+    plot: bool = False,
+) -> SweepReport:
+    """Run every run of a sweep that ``out`` does not hold yet, and return a report.
+
+    ``spec`` is a sweep file path, TOML text or a dict of the same keys (see the README,
+    "Sweeps"). Runs go to ``jobs`` threads (default: all cores), or to a Dask cluster with
+    ``dask`` = a scheduler address, ``"local:N"`` or a ``distributed.Client``. Each run's
+    row and series are written as soon as it ends; ``out/results.parquet`` once all are
+    done. A run that fails is recorded (``status = "failed"``, ``error``) and the sweep
+    goes on; ``retry_failed`` runs those again. A directory holding a different sweep is
+    refused unless ``force`` (which deletes its results). ``plot`` draws the ``[plot]``
+    of the sweep into ``out/sweep.png``.
+
+    Raises :class:`ccsim.SweepError` for bad input before anything is written.
+    """
+    sweep_ = load_sweep(spec)
+    if jobs is not None and dask is not None:
+        raise SweepError("--jobs and --dask do not go together (Dask workers set their own)")
+    if jobs is None:
+        jobs = _cpu_count()
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise SweepError(f"--jobs: expected an integer >= 1, got {jobs!r}")
+    if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+        raise SweepError(f"--batch: expected an integer >= 1, got {batch_size!r}")
+    if plot:
+        from ccsim.sweep_plot import check_plot_spec
+
+        check_plot_spec(sweep_)
+    store = SweepStore(Path(out), sweep_)
+    store.check(force)
+    conn = connect_dask(dask) if dask is not None else None
+    try:
+        store.open(force)
+        try:
+            return _execute(sweep_, store, conn, jobs, retry_failed, batch_size, progress, plot)
+        finally:
+            store.close()
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _execute(
+    sweep_: Sweep,
+    store: SweepStore,
+    conn: DaskConnection | None,
+    jobs: int,
+    retry_failed: bool,
+    batch_size: int | None,
+    progress: bool,
+    plot: bool,
+) -> SweepReport:
+    pending = store.pending(retry_failed)
+    total = len(sweep_.runs)
+    if pending:
+        store.remove_results_file()
+    sim_wall = 0.0
+    failed_now = 0
+    start = time.perf_counter()
+    with _Progress(
+        progress, total, total - len(pending), f"sweep {Path(sweep_.label).name}"
+    ) as bar:
+
+        def on_done(outcome: Outcome) -> None:
+            nonlocal sim_wall, failed_now
+            if outcome.summary is not None:
+                sim_wall += float(outcome.summary.get("wall_s") or 0.0)
+            failed_now += outcome.failed
+            bar.advance(outcome)
+
+        if conn is None:
+            run_local(pending, sweep_.series, store, jobs, on_done)
+        else:
+            run_dask(pending, sweep_.series, store, conn, batch_size, on_done)
+    wall = time.perf_counter() - start
+    results = store.consolidate()
+    failed = sum(1 for s in results.column("status").to_pylist() if s == "failed")
+    report = SweepReport(
+        out=store.out,
+        total=total,
+        skipped=total - len(pending),
+        ran=len(pending),
+        failed_now=failed_now,
+        failed=failed,
+        wall_s=wall,
+        sim_wall_s=sim_wall,
+        results=results,
+        failures=list(iter_failures(results, 5)),
+    )
+    if plot:
+        from ccsim.sweep_plot import plot_sweep
+
+        try:
+            report.plot = plot_sweep(store.out, sweep_.plot, results)
+        except Exception as exc:  # the results matter more than the picture
+            report.plot_error = _one_line(f"plotting failed: {exc}")
+    return report
+
+
+def print_summary(report: SweepReport, console: Console) -> None:
+    """The end-of-sweep table (and the first failures)."""
+    table = Table(title=f"sweep {report.out}", title_justify="left", show_header=False)
+    table.add_column("", style="bold")
+    table.add_column("", justify="right")
+    table.add_row("runs in the sweep", f"{report.total:,}")
+    table.add_row("already done (skipped)", f"{report.skipped:,}")
+    table.add_row("run now", f"{report.ran:,}")
+    table.add_row("failed now / in all", f"{report.failed_now:,} / {report.failed:,}")
+    table.add_row("wall time", f"{report.wall_s:.2f} s")
+    if report.ran:
+        table.add_row("runs per second", f"{report.runs_per_s:,.1f}")
+        table.add_row("simulation time per run", f"{report.sim_wall_s / report.ran * 1e3:.1f} ms")
+    console.print(table)
+    if report.failures:
+        errors = Table(title="failed runs (first 5)", title_justify="left")
+        errors.add_column("run", justify="right")
+        errors.add_column("error")
+        for run, error in report.failures:
+            errors.add_row(str(run), error or "")
+        console.print(errors)
+    console.print(f"results in [bold]{report.out / 'results.parquet'}[/bold]")
+    if report.plot is not None:
+        console.print(f"plot in [bold]{report.plot}[/bold]")

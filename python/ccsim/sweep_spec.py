@@ -1,0 +1,558 @@
+"""Sweep files: a base scenario plus axes, expanded into a numbered list of runs.
+
+A sweep is a TOML file (or a dict of the same keys)::
+
+    base = "../single_newreno.toml"    # or an inline [base] table
+    repetitions = 3                    # optional: seeds derived per repetition
+    series = ["flow_series"]           # optional: per-run tables to keep
+
+    [set]                              # optional: fixed overrides of the base
+    duration = "60s"
+
+    [grid]                             # every combination of these axes
+    "flows[0].rtt" = ["20ms", "50ms"]
+    beta = { path = "flows[0].cc.beta", from = 0.5, to = 0.9, count = 5 }
+
+    [[zip]]                            # these vary together (equal lengths)
+    "flows[0].rtt" = ["20ms", "50ms"]
+    "flows[1].rtt" = ["40ms", "100ms"]
+
+Axes are applied to the base by *key path* (``flows[0].cc.g``, ``bottleneck.queue.limit``).
+See the README's "Sweeps" section for the whole syntax and the rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ccsim import _core
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+#: A sweep: a path to a TOML sweep file, TOML text, or a dict of the same keys.
+SweepSource = str | os.PathLike[str] | Mapping[str, Any]
+
+#: Per-run tables kept under ``DIR/series/`` unless the sweep says otherwise.
+DEFAULT_SERIES = ("flow_series", "queue_series", "cc_trace")
+#: Every table a run produces (``series = "all"``).
+ALL_SERIES = (
+    "flow_series",
+    "cc_trace",
+    "queue_series",
+    "sojourn_cdf",
+    "flows",
+    "flow_packets",
+    "queues",
+)
+
+#: A key path into an algorithm table that does not exist yet creates it with this kind
+#: (the schema's default): ``flows[0].cc.beta`` on a flow without ``cc`` is NewReno's beta.
+DEFAULT_KINDS = {"cc": "newreno", "queue": "droptail"}
+
+SWEEP_KEYS = ("base", "set", "grid", "zip", "repetitions", "series", "plot")
+AXIS_KEYS = ("path", "values", "format", "from", "to", "step", "count")
+PLOT_KEYS = ("x", "y", "lines", "title", "xlabel", "ylabel", "logx", "logy")
+
+#: Result columns an axis may not be named after (see :mod:`ccsim.sweep_store`).
+_RESERVED = """run status repetition seed utilisation jain_index sojourn_mean_ms sojourn_p50_ms
+    sojourn_p90_ms sojourn_p99_ms drop_probability mark_probability arrivals departures
+    drops marks discipline flow_goodput_mbps flow_throughput_mbps flow_retransmits
+    flow_timeouts flow_fct_s events bottleneck_packets duration_s measure_start_s
+    measure_end_s error scenario summary ccsim_version worker started_at finished_at wall_s"""
+RESERVED_COLUMNS = frozenset(_RESERVED.split())
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_SEGMENT = re.compile(rf"({_NAME})((?:\[\d+\])*)")
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+class SweepError(ValueError):
+    """A sweep that cannot be run (bad file, unknown key path, empty axis, ...).
+
+    Raised before anything is written; the CLI shows it as one line and exits with 2."""
+
+
+# --------------------------------------------------------------------------- key paths
+
+
+@dataclass(frozen=True)
+class KeyPath:
+    """``flows[0].cc.g`` as steps: ``("flows", 0, "cc", "g")``."""
+
+    text: str
+    steps: tuple[str | int, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> KeyPath:
+        if not isinstance(text, str) or not text.strip():
+            raise SweepError(f'{text!r}: a key path is a string like "flows[0].rtt"')
+        steps: list[str | int] = []
+        for part in text.strip().split("."):
+            m = _SEGMENT.fullmatch(part)
+            if m is None:
+                raise SweepError(
+                    f'"{text}": not a key path (names joined by dots, with [N] indices, '
+                    'like "flows[0].cc.beta")'
+                )
+            steps.append(m.group(1))
+            steps.extend(int(i) for i in _INDEX.findall(m.group(2)))
+        return cls(format_path(steps), tuple(steps))
+
+    def is_prefix_of(self, other: KeyPath) -> bool:
+        return other.steps[: len(self.steps)] == self.steps
+
+
+def format_path(steps: Sequence[str | int]) -> str:
+    out = ""
+    for step in steps:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        else:
+            out += f".{step}" if out else step
+    return out
+
+
+def set_path(tree: Any, path: KeyPath, value: Any) -> Any:
+    """A copy of ``tree`` with ``value`` at ``path`` (only the containers on the path are
+    copied; ``tree`` is not changed). Raises :class:`SweepError` if the path cannot be
+    reached in this tree (an index past the end, a step into a number, ...)."""
+    return _set(tree, path, 0, value)
+
+
+def _set(node: Any, path: KeyPath, i: int, value: Any) -> Any:
+    if i == len(path.steps):
+        return value
+    step = path.steps[i]
+    where = format_path(path.steps[:i]) or "the scenario"
+    if isinstance(step, int):
+        if not isinstance(node, list):
+            kind = "missing" if node is None else f"{_a(node)}, not an array"
+            raise SweepError(f"{path.text}: {where} is {kind} in the base scenario")
+        if step >= len(node):
+            raise SweepError(
+                f"{path.text}: {where} has {len(node)} entr{'y' if len(node) == 1 else 'ies'} "
+                f"in the base scenario, so there is no [{step}]"
+            )
+        copy = list(node)
+        copy[step] = _set(node[step], path, i + 1, value)
+        return copy
+    if node is None and i > 0:
+        parent = path.steps[i - 1]
+        node = {"kind": DEFAULT_KINDS[parent]} if parent in DEFAULT_KINDS else {}
+    elif isinstance(node, str) and i > 0:
+        # An algorithm given by name ("cdg") becomes a table so a parameter can be set.
+        node = {"kind": node}
+    if not isinstance(node, dict):
+        raise SweepError(f"{path.text}: {where} is {_a(node)} in the base scenario, not a table")
+    copy = dict(node)
+    copy[step] = _set(node.get(step), path, i + 1, value)
+    return copy
+
+
+def _type_name(value: Any) -> str:
+    """The kind of a TOML value, without an article."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "table"
+    return type(value).__name__
+
+
+def _a(value: Any) -> str:
+    name = _type_name(value)
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
+# --------------------------------------------------------------------------- axes
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One swept key path: its result column name, the values recorded in that column,
+    and the values put into the scenario (``format`` applied)."""
+
+    name: str
+    path: KeyPath
+    values: tuple[Any, ...]
+    scenario_values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A grid axis (one axis) or a ``[[zip]]`` group (several axes of equal length)."""
+
+    axes: tuple[Axis, ...]
+
+    def __len__(self) -> int:
+        return len(self.axes[0].values)
+
+
+def _where(section: str, key: str) -> str:
+    return f'{section}."{key}"' if not re.fullmatch(_NAME, key) else f"{section}.{key}"
+
+
+def _number(value: Any, where: str, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SweepError(f"{where}.{what}: expected a number, got {value!r}")
+    return float(value)
+
+
+def _range_values(spec: Mapping[str, Any], where: str) -> list[Any]:
+    start = _number(spec["from"], where, "from")
+    stop = _number(spec.get("to"), where, "to")
+    if ("step" in spec) == ("count" in spec):
+        raise SweepError(f"{where}: give either step or count with from/to")
+    if "count" in spec:
+        count = spec["count"]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise SweepError(f"{where}.count: expected an integer >= 1, got {count!r}")
+        if count == 1:
+            values = [start]
+        else:
+            values = [start + (stop - start) * k / (count - 1) for k in range(count)]
+    else:
+        step = _number(spec["step"], where, "step")
+        if step == 0 or (stop - start) * step < 0:
+            raise SweepError(f"{where}.step: {step:g} never gets from {start:g} to {stop:g}")
+        n = math.floor((stop - start) / step + 1e-9) + 1
+        values = [start + k * step for k in range(n)]
+    # 0.30000000000000004 -> 0.3; integers stay integers when all bounds are integers
+    whole = (
+        all(
+            isinstance(spec.get(k), int) and not isinstance(spec.get(k), bool)
+            for k in ("from", "to", "step")
+            if k in spec
+        )
+        and "count" not in spec
+    )
+    return [round(v) if whole else round(v, 12) for v in values]
+
+
+def _axis(section: str, key: str, spec: Any) -> Axis:
+    where = _where(section, key)
+    fmt: str | None = None
+    if isinstance(spec, Mapping):
+        unknown = sorted(set(spec) - set(AXIS_KEYS))
+        if unknown:
+            raise SweepError(
+                f"{where}.{unknown[0]}: unknown key (an axis table has: {', '.join(AXIS_KEYS)})"
+            )
+        path_text = spec.get("path", key)
+        fmt = spec.get("format")
+        if fmt is not None and (not isinstance(fmt, str) or "{" not in fmt):
+            raise SweepError(f'{where}.format: expected a string like "{{}}ms", got {fmt!r}')
+        if "values" in spec:
+            if any(k in spec for k in ("from", "to", "step", "count")):
+                raise SweepError(f"{where}: give either values or from/to, not both")
+            values = spec["values"]
+        elif "from" in spec:
+            values = _range_values(spec, where)
+        else:
+            raise SweepError(f"{where}: an axis table needs values (or from, to and step/count)")
+        name = key
+    else:
+        path_text, values, name = key, spec, key
+    if not isinstance(values, list):
+        raise SweepError(f"{where}: expected an array of values, got {_a(values)}")
+    if not values:
+        raise SweepError(f"{where}: empty axis (no values)")
+    path = KeyPath.parse(path_text)
+    if name == key and "path" not in (spec if isinstance(spec, Mapping) else {}):
+        name = path.text
+    if name in RESERVED_COLUMNS:
+        raise SweepError(
+            f"{where}: the axis column {name!r} would clash with a result column; name it, "
+            f'e.g. base_{name} = {{ path = "{path.text}", values = [...] }}'
+        )
+    if fmt is None:
+        scenario_values = tuple(values)
+    else:
+        try:
+            scenario_values = tuple(fmt.format(v) for v in values)
+        except (IndexError, KeyError, ValueError) as exc:
+            raise SweepError(f"{where}.format: cannot format a value with {fmt!r}: {exc}") from exc
+    return Axis(name, path, tuple(values), scenario_values)
+
+
+def _dimensions(doc: Mapping[str, Any]) -> list[Dimension]:
+    dims: list[Dimension] = []
+    grid = doc.get("grid", {})
+    if not isinstance(grid, Mapping):
+        raise SweepError('grid: expected a table like [grid] "flows[0].rtt" = ["20ms", "50ms"]')
+    for key, spec in grid.items():
+        dims.append(Dimension((_axis("grid", key, spec),)))
+    zips = doc.get("zip", [])
+    if isinstance(zips, Mapping):
+        zips = [zips]
+    if not isinstance(zips, list):
+        raise SweepError("zip: expected one or more [[zip]] tables")
+    for i, group in enumerate(zips):
+        section = f"zip[{i}]"
+        if not isinstance(group, Mapping) or not group:
+            raise SweepError(f"{section}: expected a non-empty table of axes")
+        axes = tuple(_axis(section, key, spec) for key, spec in group.items())
+        lengths = {a.name: len(a.values) for a in axes}
+        if len(set(lengths.values())) > 1:
+            shown = ", ".join(f"{n} has {k}" for n, k in lengths.items())
+            raise SweepError(f"{section}: zipped axes must have equal lengths ({shown})")
+        dims.append(Dimension(axes))
+    names: set[str] = set()
+    paths: set[str] = set()
+    for axis in (a for d in dims for a in d.axes):
+        if axis.path.text in paths:
+            raise SweepError(f"key path {axis.path.text!r} is swept by two axes")
+        if axis.name in names:
+            raise SweepError(f"two axes are named {axis.name!r}")
+        names.add(axis.name)
+        paths.add(axis.path.text)
+    return dims
+
+
+# --------------------------------------------------------------------------- seeds
+
+
+def derive_seed(seed: int, repetition: int) -> int:
+    """The seed of repetition ``r`` of a run whose scenario seed is ``seed``.
+
+    Repetition 0 keeps ``seed``; repetition r >= 1 uses the first 8 bytes of
+    SHA-256(``"{seed}:{r}"``) as a big-endian integer, top bit cleared (0 <= s < 2**63).
+    """
+    if repetition == 0:
+        return seed
+    digest = hashlib.sha256(f"{seed}:{repetition}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of the sweep: its id, axis values, repetition, seed and scenario."""
+
+    run: int
+    axis_values: tuple[Any, ...]
+    repetition: int
+    seed: int
+    scenario: dict[str, Any]
+
+    @property
+    def scenario_json(self) -> str:
+        return json.dumps(self.scenario, separators=(",", ":"), sort_keys=False)
+
+
+@dataclass
+class Sweep:
+    """A parsed and expanded sweep."""
+
+    label: str
+    base: dict[str, Any]
+    dimensions: list[Dimension]
+    repetitions: int
+    series: tuple[str, ...]
+    runs: list[RunSpec]
+    plot: dict[str, Any] = field(default_factory=dict)
+    document: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def axes(self) -> list[Axis]:
+        return [a for d in self.dimensions for a in d.axes]
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the expanded run list (axis names and values, repetition, seed,
+        scenario of every run) and the kept series: what makes results comparable."""
+        h = hashlib.sha256()
+        head = {"format": 1, "axes": [a.name for a in self.axes], "series": list(self.series)}
+        h.update(json.dumps(head, sort_keys=True).encode())
+        for r in self.runs:
+            item = [r.run, list(r.axis_values), r.repetition, r.seed, r.scenario]
+            h.update(b"\n")
+            h.update(json.dumps(item, sort_keys=True, separators=(",", ":"), default=str).encode())
+        return h.hexdigest()
+
+
+def _read_toml(path: Path, what: str) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SweepError(f"{path}: cannot read {what}: {reason}") from exc
+    try:
+        doc = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise SweepError(f"{path}: {what} is not valid {path.suffix[1:] or 'TOML'}: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise SweepError(f"{path}: {what} must be a table")
+    return doc
+
+
+def load_document(source: SweepSource) -> tuple[dict[str, Any], Path, str]:
+    """The sweep as a dict, the directory ``base = "..."`` is relative to, and a label."""
+    if isinstance(source, Mapping):
+        return dict(source), Path.cwd(), "<dict>"
+    if isinstance(source, str) and ("\n" in source or "=" in source):
+        try:
+            return tomllib.loads(source), Path.cwd(), "<string>"
+        except tomllib.TOMLDecodeError as exc:
+            raise SweepError(f"sweep text is not valid TOML: {exc}") from exc
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        return _read_toml(path, "sweep file"), path.parent, str(path)
+    raise SweepError(f"a sweep is a path, TOML text or a dict, not {type(source).__name__}")
+
+
+def _load_base(doc: Mapping[str, Any], root: Path) -> dict[str, Any]:
+    if "base" not in doc:
+        raise SweepError('base: missing (an inline [base] table or base = "scenario.toml")')
+    base = doc["base"]
+    if isinstance(base, (str, os.PathLike)):
+        path = Path(base)
+        if not path.is_absolute():
+            path = root / path
+        return _read_toml(path, "base scenario")
+    if not isinstance(base, Mapping):
+        raise SweepError("base: expected a table or the path of a scenario file")
+    return json.loads(json.dumps(base, default=str))
+
+
+def _series(doc: Mapping[str, Any]) -> tuple[str, ...]:
+    series = doc.get("series", list(DEFAULT_SERIES))
+    if series == "all":
+        return ALL_SERIES
+    if not isinstance(series, list) or not all(isinstance(s, str) for s in series):
+        raise SweepError('series: expected "all" or an array of table names')
+    unknown = [s for s in series if s not in ALL_SERIES]
+    if unknown:
+        raise SweepError(f"series: unknown table {unknown[0]!r} (tables: {', '.join(ALL_SERIES)})")
+    return tuple(dict.fromkeys(series))
+
+
+def _plot(doc: Mapping[str, Any]) -> dict[str, Any]:
+    plot = doc.get("plot", {})
+    if not isinstance(plot, Mapping):
+        raise SweepError("plot: expected a table like [plot] x = ..., y = ...")
+    unknown = sorted(set(plot) - set(PLOT_KEYS))
+    if unknown:
+        expected = ", ".join(PLOT_KEYS)
+        raise SweepError(f"plot.{unknown[0]}: unknown key (expected one of: {expected})")
+    return dict(plot)
+
+
+def _seed_of(scenario: Mapping[str, Any]) -> int:
+    seed = scenario.get("seed", 1)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 64:
+        raise SweepError(f"seed: expected an integer >= 0, got {seed!r}")
+    return seed
+
+
+def expand(base: dict[str, Any], dims: Sequence[Dimension], repetitions: int) -> Iterator[RunSpec]:
+    """Every run: the product of the dimensions (first varies slowest), then repetitions
+    innermost, numbered from 0."""
+    axes = [a for d in dims for a in d.axes]
+    run = 0
+    for combo in itertools.product(*(range(len(d)) for d in dims)):
+        scenario = base
+        values: list[Any] = []
+        for dim, k in zip(dims, combo, strict=True):
+            for axis in dim.axes:
+                scenario = set_path(scenario, axis.path, axis.scenario_values[k])
+                values.append(axis.values[k])
+        assert len(values) == len(axes)
+        seed0 = _seed_of(scenario)
+        for rep in range(repetitions):
+            seed = derive_seed(seed0, rep)
+            yield RunSpec(run, tuple(values), rep, seed, {**scenario, "seed": seed})
+            run += 1
+
+
+def load_sweep(source: SweepSource) -> Sweep:
+    """Parse, expand and check a sweep; raise :class:`SweepError` for bad input."""
+    doc, root, label = load_document(source)
+    unknown = sorted(set(doc) - set(SWEEP_KEYS))
+    if unknown:
+        raise SweepError(
+            f"{unknown[0]}: unknown key in the sweep (expected one of: {', '.join(SWEEP_KEYS)})"
+        )
+    base = _load_base(doc, root)
+    overrides = doc.get("set", {})
+    if not isinstance(overrides, Mapping):
+        raise SweepError('set: expected a table of "key.path" = value')
+    for key, value in overrides.items():
+        base = set_path(base, KeyPath.parse(key), value)
+    repetitions = doc.get("repetitions", 1)
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
+        raise SweepError(f"repetitions: expected an integer >= 1, got {repetitions!r}")
+    dims = _dimensions(doc)
+    runs = list(expand(base, dims, repetitions))
+    sweep = Sweep(label, base, dims, repetitions, _series(doc), runs, _plot(doc), doc)
+    check_key_paths(sweep)
+    return sweep
+
+
+# --------------------------------------------------------------------------- key checks
+
+_ERROR = re.compile(r"^(?P<path>[^:\s]+): (?P<message>.*)$", re.S)
+
+
+def _key_error(message: str, axes: Sequence[Axis]) -> str | None:
+    """The key path of an axis that this core error says does not exist, if any."""
+    m = _ERROR.match(message)
+    if m is None:
+        return None
+    try:
+        where = KeyPath.parse(m.group("path"))
+    except SweepError:
+        return None
+    text = m.group("message")
+    for axis in axes:
+        if not where.is_prefix_of(axis.path):
+            continue
+        if text.startswith(("unknown key", "unknown parameter")):
+            return axis.path.text
+        if where != axis.path and "got a table" in text:
+            return axis.path.text
+    return None
+
+
+def check_key_paths(sweep: Sweep, limit: int = 20000) -> None:
+    """Refuse a sweep whose axes or ``[set]`` address a key the schema does not have.
+
+    The core validates run scenarios in order (repetitions skipped: only the seed differs)
+    until one is valid. If one is, every key path exists. If none is and the core called
+    an axis key path unknown (an unknown key, an unknown algorithm parameter, or a step
+    into a value that is not a table) for one of them, that is bad input. Any other
+    invalid run is a *failed run*, recorded in the results.
+    """
+    axes = list(sweep.axes)
+    if sweep.document.get("set"):
+        axes += [Axis(key, KeyPath.parse(key), (None,), (None,)) for key in sweep.document["set"]]
+    first_bad: str | None = None
+    for spec in sweep.runs[:: sweep.repetitions][:limit]:
+        try:
+            _core.parse_check(spec.scenario_json, "json")
+            return
+        except _core.ScenarioError as exc:
+            path = _key_error(str(exc), axes)
+            if first_bad is None and path is not None:
+                first_bad = f"no such key path {path}: {exc}"
+    if first_bad is not None:
+        raise SweepError(first_bad)

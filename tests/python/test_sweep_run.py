@@ -1,0 +1,315 @@
+"""Running sweeps on local threads: results, failed runs, resuming, bad input, the example."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+import ccsim
+from ccsim import sweep_exec
+from ccsim.sweep_store import read_results, read_series
+from helpers import EXAMPLES, REPO, run_cli, snapshot
+
+SWEEP = """\
+repetitions = 2
+
+[base]
+duration = "2s"
+seed = 3
+
+[base.bottleneck]
+rate = "10Mbps"
+queue = {{ kind = "droptail", limit = "1bdp" }}
+
+[[base.flows]]
+cc = "newreno"
+rtt = "20ms"
+
+[[base.udp]]
+rate = "1Mbps"
+pattern = "poisson"
+rtt = "30ms"
+
+[grid]
+"flows[0].cc.beta" = {betas}
+buffer = {{ path = "bottleneck.queue.limit", values = [0.5, 1.0], format = "{{}}bdp" }}
+"""
+
+
+def write_sweep(directory: Path, betas: str = "[0.5, 0.7]", name: str = "s.toml") -> Path:
+    path = directory / name
+    path.write_text(SWEEP.format(betas=betas))
+    return path
+
+
+def test_sweep_writes_tidy_results_and_series(tmp_path: Path):
+    report = ccsim.sweep(write_sweep(tmp_path), tmp_path / "out", jobs=2)
+    assert (report.total, report.ran, report.failed, report.exit_status) == (8, 8, 0, 0)
+    table = pq.read_table(tmp_path / "out" / "results.parquet")
+    assert table.column("run").to_pylist() == list(range(8))
+    assert set(table.column("status").to_pylist()) == {"ok"}
+    assert table.column("flows[0].cc.beta").to_pylist() == [0.5] * 4 + [0.7] * 4
+    assert table.column("buffer").to_pylist()[:4] == [0.5, 0.5, 1.0, 1.0]
+    assert table.column("repetition").to_pylist() == [0, 1] * 4
+    seeds = table.column("seed").to_pylist()
+    assert seeds[0] == 3 and seeds[1] != 3 and seeds[0] == seeds[2]
+    for name in ("utilisation", "jain_index", "sojourn_p50_ms", "drop_probability"):
+        assert None not in table.column(name).to_pylist()
+    goodput = table.column("flow_goodput_mbps").to_pylist()
+    assert all(len(g) == 2 for g in goodput)  # one TCP flow + one UDP source
+    # the per-run parts read as one table too
+    parts = ds.dataset(tmp_path / "out" / "runs").to_table().sort_by("run")
+    assert parts.column("utilisation").equals(table.column("utilisation"))
+    # per-run series, partitioned by run
+    series = read_series(tmp_path / "out", "flow_series")
+    assert sorted(set(series.column("run").to_pylist())) == list(range(8))
+    assert {"time_s", "flow_id", "goodput_mbps"} <= set(series.column_names)
+
+
+def test_failed_runs_are_recorded_and_do_not_stop_the_sweep(tmp_path: Path):
+    sweep_file = write_sweep(tmp_path, betas="[0.5, 1.5]")
+    result = run_cli("sweep", sweep_file, "-o", tmp_path / "out", "--jobs", "2")
+    # 1.5 is outside (0, 1): its 4 runs fail, exit status = number of failed runs
+    assert result.returncode == 4, result.stderr
+    table = read_results(tmp_path / "out")
+    assert table.num_rows == 8
+    statuses = table.column("status").to_pylist()
+    assert statuses == ["ok"] * 4 + ["failed"] * 4
+    errors = table.column("error").to_pylist()
+    assert errors[:4] == [None] * 4
+    assert all("flows[0].cc.beta" in e and "1.5" in e for e in errors[4:])
+    assert table.column("utilisation").to_pylist()[4:] == [None] * 4
+    assert "failed runs" in result.stdout
+    # nothing more to do on a second run; still reports the failures
+    again = run_cli("sweep", sweep_file, "-o", tmp_path / "out")
+    assert again.returncode == 4
+    assert "already done" in again.stdout
+
+
+def test_an_exception_from_the_core_is_a_failed_run(tmp_path: Path, monkeypatch):
+    class FakePanic(BaseException):  # like pyo3's PanicException: not an Exception
+        pass
+
+    real = sweep_exec.simulate
+
+    def flaky(text, series):
+        if '"beta":0.7' in text:
+            raise FakePanic("index out of bounds")
+        return real(text, series)
+
+    monkeypatch.setattr(sweep_exec, "simulate", flaky)
+    report = ccsim.sweep(write_sweep(tmp_path), tmp_path / "out", jobs=2)
+    assert report.failed == 4 and report.exit_status == 4
+    errors = [e for e in report.results.column("error").to_pylist() if e]
+    assert errors == ["FakePanic: index out of bounds"] * 4
+
+
+def test_resume_skips_done_runs_and_a_changed_sweep_is_refused(tmp_path: Path):
+    sweep_file = write_sweep(tmp_path)
+    out = tmp_path / "out"
+    ccsim.sweep(sweep_file, out, jobs=2)
+    # lose two results: only those are run again
+    (out / "runs" / "part-000003.parquet").unlink()
+    (out / "runs" / "part-000006.parquet").unlink()
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}
+    report = ccsim.sweep(sweep_file, out, jobs=2)
+    assert (report.skipped, report.ran) == (6, 2)
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}
+    assert all(after[name] == mtime for name, mtime in before.items())
+    assert pq.read_table(out / "results.parquet").num_rows == 8
+
+    # a different sweep against the same directory: exit 2, one line, nothing touched
+    changed = write_sweep(tmp_path, betas="[0.5, 0.8]", name="changed.toml")
+    files = snapshot(out)
+    result = run_cli("sweep", changed, "-o", out)
+    assert result.returncode == 2
+    assert len(result.stderr_lines) == 1 and "different sweep" in result.stderr
+    assert "--force" in result.stderr
+    assert snapshot(out) == files
+    result = run_cli("sweep", changed, "-o", out, "--force", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert read_results(out).column("flows[0].cc.beta").to_pylist()[-1] == 0.8
+
+
+KILL_SWEEP = """\
+[base]
+duration = "200s"
+[base.bottleneck]
+rate = "10Mbps"
+[[base.flows]]
+rtt = "100ms"
+
+[grid]
+"flows[0].cc.beta" = [0.5, 0.6, 0.7, 0.8, 0.9]
+buffer = { path = "bottleneck.queue.limit", from = 0.25, to = 2.0, step = 0.25, format = "{}bdp" }
+"""
+
+
+def test_killed_sweep_resumes_without_recomputing(tmp_path: Path):
+    sweep_file = tmp_path / "kill.toml"
+    sweep_file.write_text(KILL_SWEEP)
+    out = tmp_path / "out"
+    total = 40
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccsim.cli", "sweep", sweep_file, "-o", out, "--jobs", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    runs = out / "runs"
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if runs.is_dir() and len(list(runs.glob("part-*.parquet"))) >= 5:
+                break
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    finished = {p.name: p for p in runs.glob("part-*.parquet")}
+    assert 5 <= len(finished) < total, "the sweep ended before it could be killed"
+    assert not (out / "results.parquet").exists()
+    before = {
+        name: (p.stat().st_ino, p.stat().st_mtime_ns, pq.read_table(p).column("started_at")[0])
+        for name, p in finished.items()
+    }
+
+    result = run_cli("sweep", sweep_file, "-o", out, "--jobs", "2")
+    assert result.returncode == 0, result.stderr
+    assert re.search(rf"already done \(skipped\)\s*│\s*{len(finished)}\s*│", result.stdout)
+    table = pq.read_table(out / "results.parquet")
+    assert sorted(table.column("run").to_pylist()) == list(range(total))  # each exactly once
+    assert set(table.column("status").to_pylist()) == {"ok"}
+    for name, (inode, mtime, started) in before.items():
+        path = runs / name
+        assert (path.stat().st_ino, path.stat().st_mtime_ns) == (inode, mtime), name
+        assert pq.read_table(path).column("started_at")[0] == started
+    started_all = dict(
+        zip(table.column("run").to_pylist(), table.column("started_at"), strict=True)
+    )
+    for name, (_, _, started) in before.items():
+        assert started_all[int(name[5:-8])] == started
+    # no temporary file is left behind
+    assert not [p for p in out.rglob(".*") if p.name != ".lock"]
+
+
+BAD_INPUT = [
+    ("unknown-key-path", '"flows[0].rttt" = ["1ms"]', "flows[0].rttt"),
+    ("unknown-cc-parameter", '"flows[0].cc.bta" = [0.5]', "flows[0].cc.bta"),
+    ("index-out-of-range", '"flows[3].rtt" = ["1ms"]', "flows[3].rtt"),
+    ("empty-axis", '"flows[0].rtt" = []', "empty axis"),
+    (
+        "zip-unequal",
+        '[[zip]]\n"flows[0].rtt" = ["1ms", "2ms"]\n"bottleneck.rate" = ["1Mbps"]',
+        "equal lengths",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("axes", "expected"), [c[1:] for c in BAD_INPUT], ids=[c[0] for c in BAD_INPUT]
+)
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path: Path, axes, expected):
+    text = SWEEP.format(betas="[0.5]").replace("[grid]\n", "[grid]\n" + axes + "\n", 1)
+    if axes.startswith("[[zip]]"):
+        text = SWEEP.format(betas="[0.5]") + "\n" + axes + "\n"
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    result = run_cli("sweep", path, "-o", tmp_path / "out")
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    assert len(result.stderr_lines) == 1 and result.stderr.startswith("error: ")
+    assert expected in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_sweep_file_and_non_sweep_directory(tmp_path: Path):
+    result = run_cli("sweep", tmp_path / "nope.toml", "-o", tmp_path / "out")
+    assert result.returncode == 2 and len(result.stderr_lines) == 1
+    assert not (tmp_path / "out").exists()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    result = run_cli("sweep", write_sweep(tmp_path), "-o", other)
+    assert result.returncode == 2 and "not a ccsim sweep directory" in result.stderr
+    assert sorted(p.name for p in other.iterdir()) == ["keep.txt"]
+
+
+def test_example_abe_fig2_and_its_plots(tmp_path: Path):
+    """The README's example: the sweep, `--plot`, and the plot script with the model."""
+    out = tmp_path / "abe-fig2"
+    result = run_cli("sweep", EXAMPLES / "sweeps" / "abe_fig2.toml", "-o", out, "--plot")
+    assert result.returncode == 0, result.stderr
+    table = pq.read_table(out / "results.parquet")
+    assert table.num_rows == 50
+    assert (out / "sweep.png").stat().st_size > 10_000
+    script = REPO / "examples" / "sweeps" / "plot_abe_fig2.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), str(out)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "abe_fig2.png").stat().st_size > 10_000
+
+    # the simulation follows the model of Eq. (5)/(6) (within a few per cent)
+    sys.path.insert(0, str(script.parent))
+    try:
+        from plot_abe_fig2 import model_utilisation
+    finally:
+        sys.path.remove(str(script.parent))
+    b = table.column("buffer_bdp").to_pylist()
+    beta = table.column("beta").to_pylist()
+    util = table.column("utilisation").to_pylist()
+    for x, bt, u in zip(b, beta, util, strict=True):
+        assert abs(u - float(model_utilisation(x, bt))) < 0.05, (x, bt, u)
+    # utilisation grows with the buffer and with beta
+    assert util[b.index(0.1)] < util[b.index(1.0)]
+
+
+def test_retry_failed_runs_only_the_failed_ones(tmp_path: Path, monkeypatch):
+    real = sweep_exec.simulate
+
+    def broken(text, series):
+        if '"limit":"1.0bdp"' in text:
+            raise RuntimeError("simulated crash")
+        return real(text, series)
+
+    monkeypatch.setattr(sweep_exec, "simulate", broken)
+    sweep_file = write_sweep(tmp_path)
+    first = ccsim.sweep(sweep_file, tmp_path / "out", jobs=2)
+    assert first.failed == 4
+    monkeypatch.setattr(sweep_exec, "simulate", real)
+    again = ccsim.sweep(sweep_file, tmp_path / "out", jobs=2)
+    assert (again.ran, again.failed) == (0, 4)  # failed runs count as done...
+    retried = ccsim.sweep(sweep_file, tmp_path / "out", jobs=2, retry_failed=True)
+    assert (retried.ran, retried.failed, retried.exit_status) == (4, 0, 0)  # ...until retried
+    assert set(read_results(tmp_path / "out").column("status").to_pylist()) == {"ok"}
+
+
+def test_bench_reports_sweep_overhead_and_speedup():
+    from rich.console import Console
+
+    from ccsim import bench
+
+    console = Console(record=True, width=200)
+    found = bench.run_sweep_bench(console, quick=True)
+    assert [r.name for r in found] == ["sweep-overhead", "sweep-speedup"]
+    overhead, speedup = found
+    assert overhead.unit == "ms/run" and overhead.value > 0
+    assert overhead.value == pytest.approx(
+        (overhead.wall_s[0] - overhead.sim_wall_s[0]) / overhead.runs * 1e3
+    )
+    assert speedup.jobs == (1, 2) and speedup.value > 0 and speedup.reference > 0
+    text = console.export_text()
+    assert "sweep-overhead" in text and "sweep-speedup" in text
+    records = bench.sweep_records(found)
+    assert records[0]["target"] == 5.0 and "bare_run_speedup" in records[1]
