@@ -3,11 +3,14 @@ flows run (what a deadline-aware controller does), observed through the flows' b
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import ccsim
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 # One NewReno flow over a 0.25-BDP DropTail buffer: paper 003 Eq. (5) gives utilisation
 # 0.8875 with beta = 0.5 and 1.0 with beta = 0.9.
@@ -74,3 +77,32 @@ def test_controller_exception_stops_the_run() -> None:
 def test_bad_control_interval() -> None:
     with pytest.raises(ccsim.ScenarioError, match="control_interval"):
         ccsim.run(SCENARIO, controller=lambda flows: None, control_interval="100")
+
+
+def _cdg_share(result: ccsim.RunResult) -> float:
+    flows = [f for f in result.summary["flows"] if f["protocol"] == "tcp"]
+    cdg = sum(f["goodput_mbps"] for f in flows if f["algorithm"] == "cdg")
+    return cdg / sum(f["goodput_mbps"] for f in flows)
+
+
+def test_controller_retuning_cdg_g_every_rtt_takes_effect() -> None:
+    """Paper 000's set-up (examples/cdg_vs_cubic.toml) with G = 120: a controller that
+    sets G = 0.1 on the CDG flows every RTT (50 ms) makes CDG as yielding as a static
+    G = 0.1 — the deadline-aware LBE use case of paper 000's future work."""
+    example = (EXAMPLES / "cdg_vs_cubic.toml").read_text()
+    assert "g = 6.0" in example
+    permissive = example.replace("g = 6.0", "g = 120.0")
+    yielding = example.replace("g = 6.0", "g = 0.1")
+    calls = 0
+
+    def controller(flows: list[dict[str, Any]]) -> list[tuple[int, str, float]]:
+        nonlocal calls
+        calls += 1
+        return [(f["flow_id"], "g", 0.1) for f in flows if f["group"] == 0]
+
+    tuned = _cdg_share(ccsim.run(permissive, controller=controller, control_interval="50ms"))
+    static_120 = _cdg_share(ccsim.run(permissive))
+    static_01 = _cdg_share(ccsim.run(yielding))
+    assert calls == 300 * 20
+    assert tuned < static_120 - 0.15
+    assert abs(tuned - static_01) < 0.05

@@ -69,6 +69,10 @@ struct Series {
     cc_ssthresh: Vec<f64>,
     cc_srtt: Vec<f64>,
     cc_inflight: Vec<f64>,
+    var_t: Vec<f64>,
+    var_id: Vec<u32>,
+    var_name: Vec<String>,
+    var_value: Vec<f64>,
     q_t: Vec<f64>,
     q_pkts: Vec<u64>,
     q_bytes: Vec<u64>,
@@ -417,7 +421,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 accurate_ecn: g.ecn && cc.needs_accurate_ecn(),
             };
             let receiver = TcpReceiver::new(fid, 2 * fid + 1, &cfg, DELACK_NS);
-            let sender = TcpSender::new(fid, 2 * fid, cfg, cc, flow_path_rtts[fid as usize]);
+            let mut sender = TcpSender::new(fid, 2 * fid, cfg, cc, flow_path_rtts[fid as usize]);
+            sender.trace_reductions = g.trace;
             tcp.push(TcpFlow {
                 sender,
                 receiver,
@@ -1255,6 +1260,12 @@ impl World {
                     });
                 self.series.cc_srtt.push(s.srtt_ns() as f64 / 1e6);
                 self.series.cc_inflight.push(s.in_flight() as f64);
+                for (name, value) in s.cc.diagnostics() {
+                    self.series.var_t.push(t);
+                    self.series.var_id.push(i as u32);
+                    self.series.var_name.push(name.to_string());
+                    self.series.var_value.push(value);
+                }
             }
         }
         let link = &mut self.links[self.bottleneck as usize];
@@ -1568,9 +1579,40 @@ impl World {
                 "queued",
                 Column::U64(l.iter().map(|x| x.qdisc.len_packets() as u64).collect()),
             );
+        let cc_vars = Table::new("cc_vars")
+            .with("time_s", Column::F64(s.var_t.clone()))
+            .with("flow_id", Column::U32(s.var_id.clone()))
+            .with("name", Column::Str(s.var_name.clone()))
+            .with("value", Column::F64(s.var_value.clone()));
+        let (mut rt, mut rid, mut rcause, mut rbefore, mut rafter) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        for (i, f) in self.tcp.iter().enumerate() {
+            for r in &f.sender.reductions {
+                rt.push(r.time_ns as f64 / NS_PER_SEC as f64);
+                rid.push(i as u32);
+                rcause.push(
+                    match r.cause {
+                        cc::ReductionCause::Loss => "loss",
+                        cc::ReductionCause::Ecn => "ecn",
+                        cc::ReductionCause::Delay => "delay",
+                    }
+                    .to_string(),
+                );
+                rbefore.push(r.cwnd_before as f64);
+                rafter.push(r.ssthresh_after as f64);
+            }
+        }
+        let cc_reductions = Table::new("cc_reductions")
+            .with("time_s", Column::F64(rt))
+            .with("flow_id", Column::U32(rid))
+            .with("cause", Column::Str(rcause))
+            .with("cwnd_before_pkts", Column::F64(rbefore))
+            .with("ssthresh_after_pkts", Column::F64(rafter));
         vec![
             flow_series,
             cc_trace,
+            cc_vars,
+            cc_reductions,
             queue_series,
             sojourn_cdf,
             flows,

@@ -87,6 +87,10 @@ impl Dctcp {
 }
 
 impl CongestionControl for Dctcp {
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        vec![("alpha", self.alpha as f64 / MAX_ALPHA as f64)]
+    }
+
     fn init(&mut self, tp: &mut CcState) {
         self.reno_fallback = !tp.ecn_ok;
         if self.reno_fallback {

@@ -167,6 +167,11 @@ pub trait CongestionControl {
     fn needs_accurate_ecn(&self) -> bool {
         false
     }
+    /// Internal variables worth tracing (DCTCP's α, ...), as (name, value); sampled for
+    /// flows with `trace = true` into the `cc_vars` table (Linux's `get_info` idea).
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// The congestion controllers ccsim knows, dispatched statically.
@@ -259,6 +264,9 @@ impl CongestionControl for Cc {
     }
     fn needs_accurate_ecn(&self) -> bool {
         each_cc!(self, c => c.needs_accurate_ecn())
+    }
+    fn diagnostics(&self) -> Vec<(&'static str, f64)> {
+        each_cc!(self, c => c.diagnostics())
     }
 }
 

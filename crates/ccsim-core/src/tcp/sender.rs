@@ -64,6 +64,15 @@ struct SegMeta {
     sent_ns: u64,
 }
 
+/// One window reduction, recorded for traced flows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reduction {
+    pub time_ns: u64,
+    pub cause: ReductionCause,
+    pub cwnd_before: u32,
+    pub ssthresh_after: u32,
+}
+
 /// Sender-side counters.
 #[derive(Debug, Clone, Default)]
 pub struct SenderStats {
@@ -110,6 +119,9 @@ pub struct TcpSender {
     next_send_ns: u64,
     newly_lost: u32,
     pub stats: SenderStats,
+    /// Record every reduction in `reductions` (flows with `trace = true`).
+    pub trace_reductions: bool,
+    pub reductions: Vec<Reduction>,
 }
 
 /// Flags of one ACK (subset of Linux `FLAG_*`).
@@ -179,6 +191,8 @@ impl TcpSender {
             next_send_ns: 0,
             newly_lost: 0,
             stats: SenderStats::default(),
+            trace_reductions: false,
+            reductions: Vec::new(),
         }
     }
 
@@ -787,8 +801,20 @@ impl TcpSender {
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.tp.ssthresh = self.cc.ssthresh(&self.tp, cause);
+        self.record_reduction(cause);
         if self.tp.ecn_ok {
             self.ecn_queue_cwr = true;
+        }
+    }
+
+    fn record_reduction(&mut self, cause: ReductionCause) {
+        if self.trace_reductions {
+            self.reductions.push(Reduction {
+                time_ns: self.tp.now_ns,
+                cause,
+                cwnd_before: self.tp.prior_cwnd,
+                ssthresh_after: self.tp.ssthresh,
+            });
         }
     }
 
@@ -897,6 +923,7 @@ impl TcpSender {
         {
             self.tp.prior_cwnd = self.tp.cwnd;
             self.tp.ssthresh = self.cc.ssthresh(&self.tp, ReductionCause::Loss);
+            self.record_reduction(ReductionCause::Loss);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         }
         self.tp.cwnd = self.in_flight() + 1;
