@@ -15,6 +15,8 @@ from pathlib import Path
 KNOWN_TABLES = (
     "flow_series",
     "cc_trace",
+    "cc_vars",
+    "cc_reductions",
     "queue_series",
     "sojourn_cdf",
     "flows",

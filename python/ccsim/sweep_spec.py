@@ -51,6 +51,8 @@ DEFAULT_SERIES = ("flow_series", "queue_series", "cc_trace")
 ALL_SERIES = (
     "flow_series",
     "cc_trace",
+    "cc_vars",
+    "cc_reductions",
     "queue_series",
     "sojourn_cdf",
     "flows",

@@ -765,7 +765,10 @@ impl World {
                 }
             }
             ChangeAction::LinkRate { link, rate_bps } => {
-                self.links[link as usize].rate_bps = rate_bps
+                // The queue hears it too (CSAQM's capacity, RED's idle clock).
+                let l = &mut self.links[link as usize];
+                l.rate_bps = rate_bps;
+                l.qdisc.link_rate_changed(rate_bps);
             }
         }
     }

@@ -84,3 +84,29 @@ rtt = "40ms"
         "goodput after the step: {goodput}"
     );
 }
+
+#[test]
+fn csaqm_follows_a_bottleneck_rate_step() {
+    // CSAQM sizes its delay threshold as C x D from the link rate; after the rate halves,
+    // the queueing delay must stay near D = 20 ms (it would double if C stayed stale).
+    let text = r#"
+duration = "40s"
+measure = { start = "25s" }
+[bottleneck]
+rate = "40Mbps"
+rate_changes = [{ at = "15s", rate = "20Mbps" }]
+queue = { kind = "csaqm", d = "20ms" }
+[[flows]]
+count = 4
+cc = "cubic"
+rtt = "10ms"
+ecn = true
+ppv = "gold"
+"#;
+    let out = api::run(&api::parse(text, "toml").unwrap(), None).unwrap();
+    let delay = out.summary.bottleneck.sojourn_mean_ms;
+    assert!(
+        (delay - 20.0).abs() <= 5.0,
+        "mean queueing delay after the step: {delay}"
+    );
+}

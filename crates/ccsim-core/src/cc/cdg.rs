@@ -57,9 +57,6 @@
 //!   ([`Cdg::seed_rng`]).
 //! - grad x factor is computed in 32 bits and wraps as in Linux (only with the integer
 //!   factor); the 16-bit `backoff_cnt` wraps too.
-//! - The delayed-ACK filter needs Linux's `sacked_out == 0`; [`CcState`] has no
-//!   `sacked_out`, so ccsim uses `packets_out == in_flight`, which implies it (and equals it
-//!   outside loss recovery).
 //! - The µs clock is 64-bit (Linux keeps 32-bit µs stamps that wrap after 71 minutes).
 
 use super::{
@@ -400,8 +397,8 @@ impl CongestionControl for Cdg {
             Some(ns) if ns >= 1000 => (ns / 1000).min(i32::MAX as u64) as i32,
             _ => return,
         };
-        // Hayes' delayed-ACK filter (needs sacked_out == 0; see Departures).
-        if tp.packets_out <= tp.in_flight {
+        // Hayes' delayed-ACK filter, only while nothing is SACKed (Linux sacked_out == 0).
+        if tp.sacked_out == 0 {
             if sample.pkts_acked == 1 && self.delack > 0 {
                 // A delayed ACK only lowers an existing minimum.
                 self.rtt.min = self.rtt.min.min(rtt_us);

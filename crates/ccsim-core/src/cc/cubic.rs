@@ -61,14 +61,10 @@
 //!   error); the curve's offset is still truncated to whole packets and `cnt` is still an
 //!   integer division, as in Linux. Jiffies are emulated exactly (1 ms at HZ = 1000,
 //!   `usecs_to_jiffies` rounding up).
-//! - `lsndtime` (last data transmission, used by the idle shift) is not in [`CcState`]; it
-//!   is reconstructed from the ACKs: new data observed at an ACK was sent at the previous
-//!   ACK. This is exact without pacing; with pacing the shift can be up to one inter-ACK
-//!   gap too long.
-//! - HyStart treats every socket as unpaced (`SK_PACING_NONE`: the train threshold is
-//!   halved), as a Linux host without the fq qdisc; a ccsim flow with `pacing = true`
-//!   models fq pacing, for which Linux would not halve it. The pacing rate in the cushion
-//!   is recomputed as `tcp_update_pacing_rate` does (200 %/120 % of cwnd x mss / srtt).
+//! - HyStart halves the ACK-train threshold for unpaced flows (`SK_PACING_NONE`, a Linux
+//!   host without fq) and not for `pacing = true` flows, as Linux does; the pacing rate in
+//!   the cushion is recomputed as `tcp_update_pacing_rate` does (200 %/120 % of
+//!   cwnd x mss / srtt).
 //! - Linux's `initial_ssthresh` module parameter (used only with HyStart off) is not
 //!   offered. The Reno-estimate increment is kept at least 1 packet (Linux would loop
 //!   forever for beta close to 0).
@@ -154,10 +150,6 @@ pub struct Cubic {
     // ----- extensions
     /// cwnd when ssthresh was last set (RFC 9438 `cwnd_prior`).
     cwnd_prior: u32,
-    /// Reconstruction of Linux `lsndtime`.
-    seen_snd_nxt: u64,
-    seen_at_ns: u64,
-    last_send_ns: u64,
 }
 
 impl Default for Cubic {
@@ -193,9 +185,6 @@ impl Default for Cubic {
             last_ack_us: 0,
             curr_rtt_us: u32::MAX,
             cwnd_prior: 0,
-            seen_snd_nxt: 0,
-            seen_at_ns: 0,
-            last_send_ns: 0,
         }
     }
 }
@@ -248,16 +237,6 @@ impl Cubic {
         self.end_seq = tp.snd_nxt;
         self.curr_rtt_us = u32::MAX;
         self.sample_cnt = 0;
-    }
-
-    /// Track when data was last sent (Linux `tp->lsndtime`): data found sent at this
-    /// callback left after the previous one.
-    fn observe(&mut self, tp: &CcState) {
-        if tp.snd_nxt != self.seen_snd_nxt {
-            self.last_send_ns = self.seen_at_ns;
-            self.seen_snd_nxt = tp.snd_nxt;
-        }
-        self.seen_at_ns = tp.now_ns;
     }
 
     /// Linux `bictcp_update()`: recompute `cnt`.
@@ -358,8 +337,11 @@ impl Cubic {
             let now = tp.now_ns / 1000;
             if now.saturating_sub(self.last_ack_us) <= self.hystart_ack_delta_us {
                 self.last_ack_us = now;
-                // Unpaced socket (SK_PACING_NONE): half of delay_min plus the cushion.
-                let threshold = (self.delay_min_us as u64 + self.hystart_ack_delay_us(tp)) >> 1;
+                // Linux halves delay_min plus the cushion for unpaced sockets only.
+                let mut threshold = self.delay_min_us as u64 + self.hystart_ack_delay_us(tp);
+                if !tp.paced {
+                    threshold >>= 1;
+                }
                 if now.saturating_sub(self.round_start_us) > threshold {
                     self.found = true;
                     self.cwnd_prior = tp.cwnd;
@@ -401,9 +383,6 @@ impl CongestionControl for Cubic {
         if self.hystart {
             self.hystart_reset(tp);
         }
-        self.seen_snd_nxt = tp.snd_nxt;
-        self.seen_at_ns = tp.now_ns;
-        self.last_send_ns = tp.now_ns;
     }
 
     fn ssthresh(&mut self, tp: &CcState, cause: ReductionCause) -> u32 {
@@ -437,7 +416,6 @@ impl CongestionControl for Cubic {
     }
 
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
-        self.observe(tp);
         let Some(rtt_ns) = sample.rtt_ns else {
             return;
         };
@@ -465,9 +443,8 @@ impl CongestionControl for Cubic {
 
     fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
         if event == CaEvent::TxStart {
-            self.observe(tp);
             let now = self.jiffies(tp.now_ns);
-            let delta = now.saturating_sub(self.jiffies(self.last_send_ns));
+            let delta = now.saturating_sub(self.jiffies(tp.lsndtime_ns));
             // Idle for a while: shift the epoch to keep growth on the cubic curve.
             if let Some(e) = self.epoch_start {
                 if delta > 0 {
@@ -726,16 +703,15 @@ mod tests {
                 in_flight: 1,
             },
         );
-        let last_ack = tp.now_ns;
+        // The last data went out at this last ACK (the sender sets lsndtime).
+        tp.lsndtime_ns = tp.now_ns;
+        let last_send = tp.now_ns;
         tp.now_ns += 3000 * MS;
         cc.cwnd_event(&mut tp, CaEvent::TxStart);
-        // The last data went out at the last ACK of the rounds (no new data since).
+        // Linux bictcp_cwnd_event(): the epoch moves by now - lsndtime (3000 jiffies).
         let shift = cc.epoch_start.unwrap() - epoch;
-        let expect = (tp.now_ns - last_ack) / MS;
-        assert!(
-            shift >= expect && shift <= expect + 1 + rtt / MS,
-            "shift {shift} jiffies, idle {expect}"
-        );
+        let expect = (tp.now_ns - last_send) / MS;
+        assert_eq!(shift, expect, "shift {shift} jiffies, idle {expect}");
     }
 
     fn sample(tp: &mut CcState, cc: &mut Cubic, rtt_ms: u64) {

@@ -101,6 +101,13 @@ pub struct CcState {
     pub delivered_ce: u64,
     /// Whether ECN was negotiated on this flow.
     pub ecn_ok: bool,
+    /// When data was last transmitted (Linux `tp->lsndtime`); at a `TxStart` event it
+    /// still holds the previous transmission's time.
+    pub lsndtime_ns: u64,
+    /// Packets SACKed (or, without SACK, counted from duplicate ACKs): Linux `sacked_out`.
+    pub sacked_out: u32,
+    /// The flow is paced (Linux `sk_pacing_status != SK_PACING_NONE`).
+    pub paced: bool,
     /// Set by a controller (in `cong_avoid`) to make the sender enter CWR and reduce
     /// through `ssthresh` with [`ReductionCause::Delay`], as Linux CDG calls
     /// `tcp_enter_cwr()`. The sender clears it.
@@ -450,6 +457,9 @@ pub(crate) mod tests {
             delivered: 0,
             delivered_ce: 0,
             ecn_ok: true,
+            lsndtime_ns: 0,
+            sacked_out: 0,
+            paced: false,
             request_cwr: false,
         }
     }

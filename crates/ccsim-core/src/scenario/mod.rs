@@ -723,23 +723,6 @@ fn resolve_udp(u: RawUdp, i: usize, duration: SimDuration) -> Result<UdpGroup, S
     })
 }
 
-/// A throughput for a value function: a rate with units, where (unlike link rates) zero
-/// is allowed because a function starts at 0 bit/s.
-fn throughput_bps(s: &str) -> Result<f64, String> {
-    let number: String = s
-        .trim()
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.')
-        .collect();
-    if !number.is_empty() && number.parse::<f64>() == Ok(0.0) {
-        let unit = s.trim()[number.len()..].trim();
-        if ["bps", "kbps", "Kbps", "Mbps", "Gbps", "Tbps"].contains(&unit) {
-            return Ok(0.0);
-        }
-    }
-    DataRate::parse(s).map(|r| r.bps as f64)
-}
-
 /// Check a `ppv` value's structure; the function itself is validated when built.
 fn resolve_ppv(p: raw::RawPpv, path: &str) -> Result<PpvSpec, ScenarioError> {
     let tvf = match (p.tvf, p.points) {
@@ -761,8 +744,10 @@ fn resolve_ppv(p: raw::RawPpv, path: &str) -> Result<PpvSpec, ScenarioError> {
             for (i, (rate, value)) in points.into_iter().enumerate() {
                 let at = format!("{}[{i}]", join(path, "points"));
                 let rate_bps = match &rate.value {
-                    ParamValue::Str(s) => throughput_bps(s).map_err(|m| error(at.clone(), m))?,
-                    ParamValue::Number(n) if *n >= 0.0 => *n,
+                    ParamValue::Str(s) => {
+                        DataRate::parse(s).map_err(|m| error(at.clone(), m))?.bps as f64
+                    }
+                    ParamValue::Number(n) if *n > 0.0 => *n,
                     _ => {
                         return Err(error(
                             at,

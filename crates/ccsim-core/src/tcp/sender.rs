@@ -157,6 +157,9 @@ impl TcpSender {
             delivered: 0,
             delivered_ce: 0,
             ecn_ok: cfg.ecn,
+            lsndtime_ns: 0,
+            sacked_out: 0,
+            paced: cfg.pacing,
             request_cwr: false,
         };
         let rto_ns = rtt.rto_ns();
@@ -241,6 +244,7 @@ impl TcpSender {
         self.tp.now_ns = now_ns;
         self.tp.packets_out = self.packets_out();
         self.tp.in_flight = self.in_flight();
+        self.tp.sacked_out = self.sacked_out;
         self.tp.srtt_ns = self.rtt.srtt_ns();
         self.tp.min_rtt_ns = self.rtt.min_rtt_ns();
     }
@@ -291,6 +295,8 @@ impl TcpSender {
         }
         let size = p.size_bytes as u64;
         io.out.push(io.pool.alloc(p));
+        // Linux tcp_event_data_sent(): after any TX_START event, for every data segment.
+        self.tp.lsndtime_ns = now;
         if matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
             self.prr_out += 1;
         }
