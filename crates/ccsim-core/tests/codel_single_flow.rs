@@ -27,7 +27,11 @@ rtt = "100ms"
         "sojourn median {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, mean {:.2} ms; utilisation {u:.4}; drop probability {:.5}",
         b.sojourn_p50_ms, b.sojourn_p90_ms, b.sojourn_p99_ms, b.sojourn_mean_ms, b.drop_probability
     );
-    assert!(b.sojourn_p50_ms <= 5.0 + 3.0, "median above target + 3 ms: {}", b.sojourn_p50_ms);
+    assert!(
+        b.sojourn_p50_ms <= 5.0 + 3.0,
+        "median above target + 3 ms: {}",
+        b.sojourn_p50_ms
+    );
     assert!(b.sojourn_p90_ms <= 2.0 * 5.0, "p90 {}", b.sojourn_p90_ms);
     // Paper 003 Eq. (5) with beta = 0.5, delta = 83.3 packets and b between 3 and 8
     // packets (what CoDel lets build before a drop): U between 0.77 and 0.81.
@@ -35,6 +39,11 @@ rtt = "100ms"
         let (d, beta) = (83.3, 0.5);
         1.0 - (d - beta * (b + d)).powi(2) / (2.0 * d * (1.0 - beta) * (b + d))
     };
-    assert!(u >= eq5(3.0) - 0.02 && u <= eq5(8.0) + 0.02, "utilisation {u} vs Eq. (5) [{}, {}]", eq5(3.0), eq5(8.0));
+    assert!(
+        u >= eq5(3.0) - 0.02 && u <= eq5(8.0) + 0.02,
+        "utilisation {u} vs Eq. (5) [{}, {}]",
+        eq5(3.0),
+        eq5(8.0)
+    );
     assert!(b.drop_probability > 0.0);
 }

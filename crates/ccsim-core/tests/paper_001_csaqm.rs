@@ -23,7 +23,11 @@ fn gold_gets_twice_silver_with_cubic_and_with_dctcp() {
         let delay = out.summary.bottleneck.sojourn_mean_ms;
         println!("{cc}: Gold {gold:.2} Mbps, Silver {silver:.2} Mbps, ratio {:.3}, mean queueing delay {delay:.2} ms", gold / silver);
         assert!(f.iter().all(|x| x.algorithm == cc));
-        assert!((gold / silver - 2.0).abs() <= 0.3, "{cc}: ratio {}", gold / silver);
+        assert!(
+            (gold / silver - 2.0).abs() <= 0.3,
+            "{cc}: ratio {}",
+            gold / silver
+        );
         assert!((delay - 20.0).abs() <= 5.0, "{cc}: delay {delay}");
         assert!(out.summary.utilisation > 0.97);
     }
@@ -38,12 +42,34 @@ fn unresponsive_udp_is_the_one_dropped_and_tcp_keeps_its_share() {
     let (cubic, dctcp, udp) = (&f[0], &f[1], &f[2]);
     println!(
         "CUBIC {:.2} Mbps ({} drops), DCTCP {:.2} Mbps ({} drops), UDP {:.2} Mbps ({} drops)",
-        cubic.goodput_mbps, cubic.drops, dctcp.goodput_mbps, dctcp.drops, udp.goodput_mbps, udp.drops
+        cubic.goodput_mbps,
+        cubic.drops,
+        dctcp.goodput_mbps,
+        dctcp.drops,
+        udp.goodput_mbps,
+        udp.drops
     );
-    assert_eq!((cubic.algorithm.as_str(), dctcp.algorithm.as_str(), udp.protocol.as_str()), ("cubic", "dctcp", "udp"));
+    assert_eq!(
+        (
+            cubic.algorithm.as_str(),
+            dctcp.algorithm.as_str(),
+            udp.protocol.as_str()
+        ),
+        ("cubic", "dctcp", "udp")
+    );
     let tcp_drops = cubic.drops + dctcp.drops;
-    assert!(udp.drops > 1000 * tcp_drops.max(1), "UDP {} vs TCP {tcp_drops} drops", udp.drops);
-    assert!((dctcp.goodput_mbps / udp.goodput_mbps - 1.0).abs() < 0.2, "DCTCP vs UDP share");
-    assert!(cubic.goodput_mbps > 0.6 * udp.goodput_mbps, "CUBIC keeps a share close to UDP's");
+    assert!(
+        udp.drops > 1000 * tcp_drops.max(1),
+        "UDP {} vs TCP {tcp_drops} drops",
+        udp.drops
+    );
+    assert!(
+        (dctcp.goodput_mbps / udp.goodput_mbps - 1.0).abs() < 0.2,
+        "DCTCP vs UDP share"
+    );
+    assert!(
+        cubic.goodput_mbps > 0.6 * udp.goodput_mbps,
+        "CUBIC keeps a share close to UDP's"
+    );
     assert!(out.summary.utilisation > 0.97);
 }
