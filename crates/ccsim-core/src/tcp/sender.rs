@@ -807,7 +807,6 @@ impl TcpSender {
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.tp.ssthresh = self.cc.ssthresh(&self.tp, cause);
-        self.record_reduction(cause);
         if self.tp.ecn_ok {
             self.ecn_queue_cwr = true;
         }
@@ -834,6 +833,7 @@ impl TcpSender {
         if self.tp.ca_state < CaState::Cwr {
             self.init_cwnd_reduction(cause);
             self.set_state(CaState::Cwr);
+            self.record_reduction(cause);
             match cause {
                 ReductionCause::Ecn => self.stats.ecn_reductions += 1,
                 _ => self.stats.delay_reductions += 1,
@@ -843,10 +843,16 @@ impl TcpSender {
 
     /// Linux `tcp_enter_recovery()`: a reduction already under way (CWR) is not repeated.
     fn enter_recovery(&mut self) {
-        if !matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+        let reduces = !matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery);
+        if reduces {
             self.init_cwnd_reduction(ReductionCause::Loss);
         }
         self.set_state(CaState::Recovery);
+        // Recorded after the state change: a controller may set ssthresh there (Linux
+        // dctcp_state() -> dctcp_react_to_loss()).
+        if reduces {
+            self.record_reduction(ReductionCause::Loss);
+        }
         self.stats.fast_recoveries += 1;
     }
 
@@ -929,8 +935,8 @@ impl TcpSender {
         {
             self.tp.prior_cwnd = self.tp.cwnd;
             self.tp.ssthresh = self.cc.ssthresh(&self.tp, ReductionCause::Loss);
-            self.record_reduction(ReductionCause::Loss);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+            self.record_reduction(ReductionCause::Loss);
         }
         self.tp.cwnd = self.in_flight() + 1;
         self.tp.cwnd_cnt = 0;
