@@ -1489,6 +1489,8 @@ impl World {
             .with("sojourn_ms", Column::F64(cdf_x))
             .with("cdf", Column::F64(cdf_y));
         let f = &summary.flows;
+        let f64s = |g: fn(&FlowSummary) -> f64| Column::F64(f.iter().map(g).collect());
+        let u64s = |g: fn(&FlowSummary) -> u64| Column::U64(f.iter().map(g).collect());
         let flows = Table::new("flows")
             .with(
                 "flow_id",
@@ -1503,40 +1505,16 @@ impl World {
                 "algorithm",
                 Column::Str(f.iter().map(|x| x.algorithm.clone()).collect()),
             )
-            .with(
-                "base_rtt_ms",
-                Column::F64(f.iter().map(|x| x.base_rtt_ms).collect()),
-            )
-            .with(
-                "goodput_mbps",
-                Column::F64(f.iter().map(|x| x.goodput_mbps).collect()),
-            )
-            .with(
-                "throughput_mbps",
-                Column::F64(f.iter().map(|x| x.throughput_mbps).collect()),
-            )
-            .with(
-                "bytes_delivered",
-                Column::U64(f.iter().map(|x| x.bytes_delivered).collect()),
-            )
-            .with(
-                "packets_sent",
-                Column::U64(f.iter().map(|x| x.packets_sent).collect()),
-            )
-            .with(
-                "retransmits",
-                Column::U64(f.iter().map(|x| x.retransmits).collect()),
-            )
-            .with(
-                "timeouts",
-                Column::U64(f.iter().map(|x| x.timeouts).collect()),
-            )
-            .with("drops", Column::U64(f.iter().map(|x| x.drops).collect()))
-            .with("marks", Column::U64(f.iter().map(|x| x.marks).collect()))
-            .with(
-                "fct_s",
-                Column::F64(f.iter().map(|x| x.fct_s.unwrap_or(f64::NAN)).collect()),
-            );
+            .with("base_rtt_ms", f64s(|x| x.base_rtt_ms))
+            .with("goodput_mbps", f64s(|x| x.goodput_mbps))
+            .with("throughput_mbps", f64s(|x| x.throughput_mbps))
+            .with("bytes_delivered", u64s(|x| x.bytes_delivered))
+            .with("packets_sent", u64s(|x| x.packets_sent))
+            .with("retransmits", u64s(|x| x.retransmits))
+            .with("timeouts", u64s(|x| x.timeouts))
+            .with("drops", u64s(|x| x.drops))
+            .with("marks", u64s(|x| x.marks))
+            .with("fct_s", f64s(|x| x.fct_s.unwrap_or(f64::NAN)));
         // Conservation accounting: sent = arrived + dropped + in_network, per flow and queue.
         let in_net = self.packets_in_network();
         let c = &self.counters;
