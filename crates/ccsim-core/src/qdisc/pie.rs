@@ -38,9 +38,16 @@
 //! - §III-B: every `T_update`, `cur_del = qlen/avg_drate` (Little's law),
 //!   three-tier auto-tuning (p < 1%: α/8, β/8; p < 10%: α/2, β/2; else α, β),
 //!   `p += α(cur_del − ref_del) + β(cur_del − old_del)`, `old_del = cur_del`.
-//! - §III-C: a measurement cycle runs while `qlen > dq_threshold`; departures add to
-//!   `dq_count`; once `dq_count > dq_threshold`: `dq_rate = dq_count/dq_int`,
-//!   `avg_drate = (1−ε)·avg_drate + ε·dq_rate`, `start = now`, `dq_count = 0`.
+//! - §III-C: a departure leaving `qlen > dq_threshold` starts a measurement cycle;
+//!   departures add to `dq_count`; once `dq_count > dq_threshold`:
+//!   `dq_rate = dq_count/dq_int`, `avg_drate = (1−ε)·avg_drate + ε·dq_rate`, and the
+//!   cycle restarts (`start = now`, `dq_count = 0`) if `qlen > dq_threshold`, else ends.
+//!   A cycle, once started, runs to its `dq_threshold` bytes even if the queue dips
+//!   meanwhile: the paper's "decide to be in a measurement cycle if qlen > dq_threshold"
+//!   leaves this open, and both of its authors' codes do so (first Linux `sch_pie.c`,
+//!   `pie_process_dequeue`: `dq_count` is set valid at `qlen >= QUEUE_THRESHOLD` and
+//!   only invalidated after a measurement with `qlen < QUEUE_THRESHOLD`; ns-2 `pie.cc`
+//!   `PIEQueue::deque`: `in_measurement` likewise).
 //! - §III-D: on each `dq_rate` update `burst_allow −= dq_int`, and `burst_allow` is reset
 //!   to `max_burst` when `p = 0` and both `cur_del` and `old_del` are below `ref_del/2`.
 //! - §IV parameters (the defaults of this variant), quoted: "Unless otherwise stated
@@ -54,7 +61,29 @@
 //! paper and RFC write them; Linux's `tc` integers are 16× these (alpha 2 = 0.125 Hz).
 //!
 //! **Presets** (`preset = ...`; explicit parameters override them):
-//! - `"pie2013"`: `variant = "pie2013"` with the §IV values above.
+//! - `"pie2013"`: `variant = "pie2013"` with the §IV values above, run as its authors'
+//!   code runs it. The paper's §III gives "the basis of the PIE algorithm"; every
+//!   implementation by its authors adds the same safeguards, and its DOCSIS experiments
+//!   (§IV) are unstable without them (in ccsim the bare algorithm drives p to 0.6–0.8
+//!   when the 10 MB token bucket empties, keeps dropping arrivals to an empty queue
+//!   while p decays at α·ref_del per update, and the flows time out). The preset turns
+//!   them on as the first Linux PIE has them (`net/sched/sch_pie.c` as merged in
+//!   Linux 3.14 by V. Subramanian and M. Prabhu — a paper author — citing this paper;
+//!   read at `nathanchance/angler`, commit a847067; ns-2 `pie.cc` by Natarajan, Pan,
+//!   Piglione, White and Hayakawa, © 2013-2014, has each of them too, with the
+//!   variations noted):
+//!   - `early_drop_guard`: no early drop while `cur_del < ref_del/2` and `p < 20%`, nor
+//!     while the backlog is below 2 MTU (`drop_early`; ns-2 uses `old_del` and
+//!     `qlen ≤ 2·mean_pktsize`);
+//!   - `cap_increase`: at `p ≥ 10%` one update raises p by at most 2%
+//!     (`calculate_probability`: "to ensure we increase probability in steps of no more
+//!     than 2%"; ns-2 the same);
+//!   - `high_delay_boost`: +2% when `cur_del > 250 ms` (ns-2: 200 ms);
+//!   - `idle_decay = 0.02`: `p = p·98/100` when `cur_del = old_del = 0` (ns-2 the same);
+//!   - `quiet_reset`: when, after an update, `p = 0` and both delays are below
+//!     `ref_del/2` with a rate estimate in hand, restart the estimate (`avg_drate = 0`,
+//!     no cycle; the next sample is taken as is) and re-arm the burst allowance
+//!     (`pie_vars_init`; ns-2 resets `avg_dq_rate` the same way).
 //! - `"abe-linux"`: the PIE of the ABE paper (ccsim paper 003 §IV-A: "the code that was
 //!   shipped with Linux 3.17.4 ... target and tupdate were set to 20 ms and 30 ms. PIE's
 //!   alpha is 0.125 and beta is 1.25 ... max_burst ... 100 ms ... hard coded"; §IV-B/§B:
@@ -73,7 +102,10 @@
 //! `rate_ewma` (pie2013 only: ε = 0.125), `autotune` ("rfc8033" 7 tiers / "pie2013" 3
 //! tiers), `idle_decay` (1/64 / 0; RFC 8033 §4.2 uses 0.02), `cap_increase`
 //! (true / false), `high_delay_boost` (true / false), `early_drop_guard` (true / false),
-//! `derandomize` (true / false), `clamp_prob` (false / true), `mtu` (the link's MTU).
+//! `derandomize` (true / false), `clamp_prob` (false / true), `quiet_reset` (pie2013
+//! only, false; the `pie2013` preset turns on `early_drop_guard`, `cap_increase`,
+//! `high_delay_boost`, `quiet_reset` and sets `idle_decay = 0.02`), `mtu` (the link's
+//! MTU).
 //!
 //! Departures:
 //! - `tupdate` is exact; Linux rounds it to jiffies (15 ms → 16 ms at HZ = 250: set
@@ -84,10 +116,14 @@
 //! - pie2013: the paper leaves open ε (taken as 1/8, from the first Linux PIE by the
 //!   same authors), the first `avg_drate` (the first sample is taken as is, as Linux does;
 //!   the paper's formula from 0 would under-estimate the rate 8× at start), when a
-//!   measurement cycle starts and ends (a cycle starts at a departure leaving more than
-//!   `dq_threshold` bytes queued, counts that departure, and is abandoned when a
-//!   departure leaves `dq_threshold` or less), the delay before any rate sample (0), the
-//!   clamp of p to [0, 1], and the first update time (one `T_update` after creation).
+//!   measurement cycle starts and ends (as the authors' code, above; a cycle counts the
+//!   departure that starts it, as Linux does), the delay before any rate sample (0),
+//!   the clamp of p to [0, 1], and the first update time (one `T_update` after
+//!   creation; the first Linux PIE waits 500 ms, ns-2 a configurable `sUpdate_`).
+//! - pie2013 preset: Linux's integer arithmetic (u32 p, 64 ns ticks, α/β truncation) is
+//!   not reproduced; ε stays 1/8 (Linux; ns-2 `pie.cc` uses 1/2) and the burst
+//!   allowance follows §III-D (checked at every rate sample) as well as the re-arming
+//!   by `quiet_reset`; the other parameters are §IV's, not Linux's defaults.
 //! - The qdisc is assumed created at simulated time 0 (first update at `first_update`).
 
 use std::collections::VecDeque;
@@ -172,6 +208,7 @@ pub struct PieConfig {
     pub early_drop_guard: bool,
     pub derandomize: bool,
     pub clamp_prob: bool,
+    pub quiet_reset: bool,
     pub mtu_bytes: u64,
 }
 
@@ -389,13 +426,15 @@ impl PieController {
 
     fn on_dequeue_2013(&mut self, now: u64, size: u64, backlog_after: u64) {
         let th = self.cfg.dq_threshold_bytes;
-        if backlog_after <= th {
-            // Not (or no longer) in a measurement cycle.
-            self.dq_count = None;
-            self.dq_tstamp = None;
-            return;
+        if self.dq_count.is_none() {
+            if backlog_after <= th {
+                return;
+            }
+            // A departure leaving more than dq_threshold queued starts a cycle.
+            self.dq_tstamp = Some(now);
+            self.dq_count = Some(0);
         }
-        let start = *self.dq_tstamp.get_or_insert(now);
+        let start = self.dq_tstamp.unwrap_or(now);
         let count = self.dq_count.get_or_insert(0);
         *count += size;
         if *count <= th {
@@ -411,8 +450,14 @@ impl PieController {
         } else {
             (1.0 - self.cfg.rate_ewma) * self.avg_drate + self.cfg.rate_ewma * dq_rate
         };
-        self.dq_tstamp = Some(now);
-        self.dq_count = Some(0);
+        // Restart the cycle while enough data is queued, else leave it.
+        if backlog_after > th {
+            self.dq_tstamp = Some(now);
+            self.dq_count = Some(0);
+        } else {
+            self.dq_tstamp = None;
+            self.dq_count = None;
+        }
         self.burst_ns = self.burst_ns.saturating_sub(dq_int);
         let half = self.cfg.target_ns / 2;
         if self.prob == 0.0 && self.qdelay_ns < half && self.qdelay_old_ns < half {
@@ -481,6 +526,19 @@ impl PieController {
             self.prob -= self.prob * cfg.idle_decay;
         }
         self.qdelay_ns = qdelay;
+        if cfg.variant == Variant::Pie2013 && cfg.quiet_reset {
+            let half = cfg.target_ns / 2;
+            if self.qdelay_ns < half
+                && self.qdelay_old_ns < half
+                && self.prob == 0.0
+                && self.avg_drate > 0.0
+            {
+                self.burst_ns = cfg.max_burst_ns;
+                self.dq_tstamp = None;
+                self.dq_count = None;
+                self.avg_drate = 0.0;
+            }
+        }
         if cfg.variant == Variant::Rfc8033 {
             let half = cfg.target_ns / 2;
             if self.qdelay_ns < half
@@ -524,6 +582,7 @@ pub(crate) const PIE_KEYS: &[&str] = &[
     "early_drop_guard",
     "derandomize",
     "clamp_prob",
+    "quiet_reset",
     "mtu",
 ];
 
@@ -592,6 +651,9 @@ pub(crate) fn parse_pie_config<'a>(
     let v13 = variant == Variant::Pie2013;
     let abe = preset == Some("abe-linux");
     let p13 = preset == Some("pie2013") || (preset.is_none() && v13);
+    // The pie2013 preset adds the safeguards of its authors' first code (Linux 3.14
+    // `sch_pie.c`; see the module documentation) to the paper's algorithm.
+    let authors = preset == Some("pie2013") && v13;
 
     // Defaults: variant first, then the preset's values.
     let (mut target, mut tupdate, mut alpha, mut beta, mut max_burst) = if v13 {
@@ -673,25 +735,36 @@ pub(crate) fn parse_pie_config<'a>(
             )),
         },
     )?;
-    let decay_default = if v13 {
-        0.0
-    } else if abe {
+    let decay_default = if authors || abe {
         0.02
+    } else if v13 {
+        0.0
     } else {
         1.0 / 64.0
     };
     let idle_decay = p.number("idle_decay", decay_default, |x| {
         (!(0.0..=1.0).contains(&x)).then(|| format!("expected a fraction in [0, 1], got {x}"))
     })?;
-    let cap_increase = p.boolean("cap_increase", !v13)?;
-    let high_delay_boost = p.boolean("high_delay_boost", !v13)?;
-    let early_drop_guard = p.boolean("early_drop_guard", !v13)?;
+    let cap_increase = p.boolean("cap_increase", !v13 || authors)?;
+    let high_delay_boost = p.boolean("high_delay_boost", !v13 || authors)?;
+    let early_drop_guard = p.boolean("early_drop_guard", !v13 || authors)?;
     let derandomize = if pvpie {
         false
     } else {
         p.boolean("derandomize", linux_now)?
     };
     let clamp_prob = p.boolean("clamp_prob", !linux_now || pvpie)?;
+    let quiet_reset = if v13 {
+        p.boolean("quiet_reset", authors)?
+    } else {
+        if spec.params.contains_key("quiet_reset") {
+            return Err(ScenarioError::new(
+                format!("{path}.quiet_reset"),
+                "only variant pie2013 has this switch (variant rfc8033 always re-initialises, as Linux does)",
+            ));
+        }
+        false
+    };
     let mtu = p.parsed(
         "mtu",
         ByteSize {
@@ -727,6 +800,7 @@ pub(crate) fn parse_pie_config<'a>(
         early_drop_guard,
         derandomize,
         clamp_prob,
+        quiet_reset,
         mtu_bytes: mtu.bytes,
     })
 }
