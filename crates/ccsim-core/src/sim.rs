@@ -18,7 +18,7 @@ use crate::net::packet::{
 use crate::net::topology::Topology;
 use crate::ppv::marker::{Marker, MarkerParams};
 use crate::ppv::tvf::Tvf;
-use crate::qdisc::{self, droptail, LinkInfo, QdiscCtx, QueueDisc};
+use crate::qdisc::{self, droptail, shaper, LinkInfo, QdiscCtx, QueueDisc};
 use crate::results::{Column, FlowSummary, QueueSummary, RunOutput, Summary, Table};
 use crate::scenario::{AlgoSpec, ParamValue, PpvScope, Scenario, ScenarioError, TvfSpec};
 use crate::stats::{jain_index, QueueSnapshot, QueueStats};
@@ -312,12 +312,16 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         let mut qd = qdisc::build(&p.queue, &p.queue_path, info)?;
         if i as u32 == bottleneck {
             if let Some(sh) = &sc.bottleneck.shaper {
-                qd = qdisc::build_shaped(
-                    qd,
-                    sh.sustained.bps,
-                    sh.peak.map(|r| r.bps),
-                    sh.burst.bytes,
-                )
+                let peak = sh.peak.map(|r| r.bps);
+                qd = if sh.docsis {
+                    let params = shaper::DocsisParams::cablelabs(
+                        peak.unwrap_or(sh.sustained.bps),
+                        p.rate_bps,
+                    );
+                    shaper::build_docsis(qd, sh.sustained.bps, peak, sh.burst.bytes, params)
+                } else {
+                    qdisc::build_shaped(qd, sh.sustained.bps, peak, sh.burst.bytes)
+                }
                 .map_err(|m| ScenarioError::new("bottleneck.shaper", m))?;
             }
         }

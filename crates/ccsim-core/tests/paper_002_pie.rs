@@ -401,3 +401,31 @@ fn docsis_mac_conserves_packets() {
     assert_eq!(left + b.dropped.len(), sent);
     assert!(left > 0 && b.q.len_bytes() == 0);
 }
+
+/// The DOCSIS request-grant MAC is reachable from a scenario (`shaper.docsis = true`)
+/// and keeps the paper's operating point for 5 flows (Fig. 2(b): delay near 20 ms,
+/// drop probability 2.0%).
+#[test]
+fn docsis_mac_mode_from_a_scenario() {
+    let example = include_str!("../../../examples/pie2013_docsis.toml");
+    let text = example.replace("burst = \"10MB\" }", "burst = \"10MB\", docsis = true }");
+    assert_ne!(text, example, "the example's shaper line changed");
+    let sc = api::parse(&text, "toml").unwrap();
+    let out = api::run(&sc, None).unwrap();
+    let b = &out.summary.bottleneck;
+    println!(
+        "DOCSIS MAC, 5 flows: mean sojourn {:.1} ms, drop {:.2}%",
+        b.sojourn_mean_ms,
+        100.0 * b.drop_probability
+    );
+    assert!(
+        (b.sojourn_mean_ms - 20.0).abs() <= 5.0,
+        "{}",
+        b.sojourn_mean_ms
+    );
+    assert!(
+        (b.drop_probability - 0.020).abs() <= 0.005,
+        "{}",
+        b.drop_probability
+    );
+}

@@ -145,7 +145,7 @@ impl Qdisc {
         match self {
             Qdisc::Csaqm(q) => q.link_rate_changed(rate_bps),
             Qdisc::Red(q) => q.link_rate_changed(rate_bps),
-            Qdisc::Shaped(s) => s.inner_mut().link_rate_changed(rate_bps),
+            Qdisc::Shaped(s) => s.link_rate_changed(rate_bps),
             _ => {}
         }
     }

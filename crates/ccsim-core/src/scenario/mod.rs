@@ -98,6 +98,9 @@ pub struct ShaperSpec {
     pub sustained: DataRate,
     pub peak: Option<DataRate>,
     pub burst: ByteSize,
+    /// Model the DOCSIS request-grant MAC (CableLabs ns-2 `DocsisLink`, MAP interval 2 ms)
+    /// instead of a token bucket on departures.
+    pub docsis: bool,
 }
 
 /// Where a PPV marker's throughput-value function comes from.
@@ -584,6 +587,7 @@ fn resolve_bottleneck(
                 sustained: sh.sustained.value,
                 peak: sh.peak.map(|g| g.value),
                 burst: sh.burst.value,
+                docsis: sh.docsis.is_some_and(|g| g.value.0),
             })
         }
     };

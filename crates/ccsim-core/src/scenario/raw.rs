@@ -436,6 +436,7 @@ pub(super) struct RawShaper {
     pub sustained: Given<DataRate>,
     pub peak: Option<Given<DataRate>>,
     pub burst: Given<ByteSize>,
+    pub docsis: Option<Given<Flag>>,
 }
 
 /// One `[[flows]]` group.
