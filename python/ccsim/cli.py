@@ -1,4 +1,4 @@
-"""The ``ccsim`` command: run, sweep, validate, plot, demo, bench.
+"""The ``ccsim`` command: run, sweep, validate, plot, demo, bench, compare.
 
 Bad input (a scenario error, an unreadable file, an unusable output path) prints one line,
 ``error: ...``, on stderr and exits with status 2 without touching the output directory.
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from ccsim import ScenarioError, SweepError, __version__, api, bench, sweep_exec
+from ccsim import ScenarioError, SweepError, __version__, api, bench, compare, sweep_exec
 from ccsim.api import ScenarioSource
 from ccsim.output import OutputDirError, check_output_dir
 from ccsim.plot import NoResultsError, plot_results
@@ -138,6 +138,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``ccsim compare ns3``: the validation matrix in ccsim and ns-3 (bench/RESULTS.md)."""
+    try:
+        compare.run(
+            quick=args.quick,
+            only=args.only,
+            output=Path(args.output) if args.output else None,
+            work=Path(args.work) if args.work else None,
+            command="ccsim compare ns3" + (" --quick" if args.quick else ""),
+        )
+    except compare.Ns3Unavailable as exc:
+        raise BadInput(str(exc)) from exc
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ccsim",
@@ -223,6 +238,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("compare", help="run scenarios side by side with another simulator")
+    targets = p.add_subparsers(dest="simulator", required=True, metavar="SIMULATOR")
+    p = targets.add_parser(
+        "ns3",
+        help="validation and speed against ns-3 (needs pip install '.[ns3]' and g++)",
+        description="Compile bench/ns3/dumbbell.cc against the ns3 wheel, run the matrix "
+        "in ccsim and ns-3, and write bench/RESULTS.md. Run from the repository.",
+    )
+    compare.build_parser(p)
+    p.set_defaults(func=cmd_compare)
     return parser
 
 

@@ -1,0 +1,693 @@
+// ccsim's dumbbell in ns-3, for the side-by-side validation (bench/compare.py).
+//
+// Topology, as ccsim builds it (crates/ccsim-core/src/sim.rs): one sender and one
+// receiver per flow, each on its own point-to-point access link (rate `access_rate_bps`);
+// the sender's access link carries the flow's base RTT (one way: rtt/2 - bottleneck
+// delay, both directions); the receiver's access link has no delay; one bottleneck link
+// left-router -> right-router whose forward device holds the queue discipline under test
+// over a one-packet device queue, and whose reverse direction (ACKs) runs at
+// `reverse_rate_bps` with an ample FIFO.
+//
+// Input: a configuration file of "key value..." lines written by bench/compare.py (see
+// `Config` below). Output: a JSON file of raw counts (per-flow application bytes at the
+// start and end of the measurement window, bottleneck queue-disc counters at both ends,
+// run statistics and what ns-3 actually configured) and a binary file of int64
+// nanosecond sojourn times (queue-disc enqueue to start of transmission on the wire) of
+// every packet that started transmission inside the window. The metrics are computed
+// from these by the same Python code as ccsim's.
+//
+// Investigation aids (stderr): DUMBBELL_DEBUG=1 prints every recovery and RTO with the
+// sender's RTO and smoothed RTT; DUMBBELL_CWND=i prints flow i's congestion window;
+// DUMBBELL_SOJOURN=1 prints every bottleneck packet's sojourn time.
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+struct FlowCfg
+{
+    std::string cc;    // ns-3 TypeId name of the congestion control
+    int64_t rttNs;     // base two-way propagation delay
+    bool ecn;          // negotiate ECN (DCTCP always does)
+    int64_t startNs;   // application start (the SYN)
+};
+
+struct RunConfig
+{
+    uint32_t seed = 1;
+    int64_t durationNs = 0;
+    int64_t measureStartNs = 0;
+    int64_t measureEndNs = 0;
+    uint64_t rateBps = 0;
+    uint64_t reverseRateBps = 0;
+    uint64_t accessRateBps = 0;
+    int64_t bottleneckDelayNs = 0;
+    uint32_t wirePacketBytes = 1500; // IP packet size the link rates are scaled for
+    uint32_t pppHeaderBytes = 2;     // point-to-point header ns-3 adds to every packet
+    uint32_t mss = 1448;
+    uint32_t initialWindow = 10;
+    bool delayedAck = true;
+    int64_t delAckTimeoutNs = 40000000;
+    int64_t minRtoNs = 200000000;
+    int64_t connTimeoutNs = 1000000000;
+    uint64_t bufBytes = 1 << 22;
+    uint32_t ampleQueuePackets = 100000;
+    std::string qdisc;                                    // TypeId name
+    std::vector<std::pair<std::string, std::string>> qattrs; // its attributes
+    std::vector<FlowCfg> flows;
+    std::string outJson;
+    std::string outSojourn;
+};
+
+RunConfig
+ReadConfig(const std::string& path)
+{
+    RunConfig c;
+    std::ifstream in(path);
+    NS_ABORT_MSG_IF(!in, "cannot read config " << path);
+    std::string line;
+    while (std::getline(in, line))
+    {
+        if (line.empty() || line[0] == '#')
+        {
+            continue;
+        }
+        std::istringstream s(line);
+        std::string k;
+        s >> k;
+        if (k == "seed")
+            s >> c.seed;
+        else if (k == "duration_ns")
+            s >> c.durationNs;
+        else if (k == "measure_start_ns")
+            s >> c.measureStartNs;
+        else if (k == "measure_end_ns")
+            s >> c.measureEndNs;
+        else if (k == "rate_bps")
+            s >> c.rateBps;
+        else if (k == "reverse_rate_bps")
+            s >> c.reverseRateBps;
+        else if (k == "access_rate_bps")
+            s >> c.accessRateBps;
+        else if (k == "bottleneck_delay_ns")
+            s >> c.bottleneckDelayNs;
+        else if (k == "wire_packet_bytes")
+            s >> c.wirePacketBytes;
+        else if (k == "ppp_header_bytes")
+            s >> c.pppHeaderBytes;
+        else if (k == "mss")
+            s >> c.mss;
+        else if (k == "initial_window")
+            s >> c.initialWindow;
+        else if (k == "delayed_ack")
+            s >> c.delayedAck;
+        else if (k == "delack_timeout_ns")
+            s >> c.delAckTimeoutNs;
+        else if (k == "min_rto_ns")
+            s >> c.minRtoNs;
+        else if (k == "conn_timeout_ns")
+            s >> c.connTimeoutNs;
+        else if (k == "buf_bytes")
+            s >> c.bufBytes;
+        else if (k == "ample_queue_packets")
+            s >> c.ampleQueuePackets;
+        else if (k == "qdisc")
+            s >> c.qdisc;
+        else if (k == "qattr")
+        {
+            std::string n;
+            std::string v;
+            s >> n >> v;
+            c.qattrs.emplace_back(n, v);
+        }
+        else if (k == "flow")
+        {
+            FlowCfg f;
+            int ecn = 0;
+            s >> f.cc >> f.rttNs >> ecn >> f.startNs;
+            f.ecn = ecn != 0;
+            c.flows.push_back(f);
+        }
+        else if (k == "out_json")
+            s >> c.outJson;
+        else if (k == "out_sojourn")
+            s >> c.outSojourn;
+        else
+            NS_ABORT_MSG("unknown config key " << k);
+        NS_ABORT_MSG_IF(s.fail(), "bad config line: " << line);
+    }
+    return c;
+}
+
+// A bulk sender: keeps the socket's send buffer full for the whole run.
+class BulkSender : public Application
+{
+  public:
+    void Setup(Address peer, bool ecn)
+    {
+        m_peer = peer;
+        m_ecn = ecn;
+    }
+
+    Ptr<TcpSocketBase> GetSocket() const
+    {
+        return m_socket;
+    }
+
+  private:
+    void StartApplication() override
+    {
+        Ptr<Socket> s = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+        m_socket = DynamicCast<TcpSocketBase>(s);
+        NS_ABORT_MSG_IF(!m_socket, "not a TcpSocketBase");
+        // ECN is a per-socket choice here; DCTCP turns it on in its Init() anyway.
+        m_socket->SetAttribute("UseEcn", EnumValue(m_ecn ? TcpSocketState::On : TcpSocketState::Off));
+        for (auto& cb : m_onSocket)
+        {
+            cb(m_socket);
+        }
+        m_socket->Bind();
+        m_socket->Connect(m_peer);
+        m_socket->SetConnectCallback(MakeCallback(&BulkSender::Connected, this),
+                                     MakeNullCallback<void, Ptr<Socket>>());
+        m_socket->SetSendCallback(MakeCallback(&BulkSender::Fill, this));
+    }
+
+    void StopApplication() override
+    {
+    }
+
+    void Connected(Ptr<Socket> s)
+    {
+        Fill(s, s->GetTxAvailable());
+    }
+
+    void Fill(Ptr<Socket> s, uint32_t)
+    {
+        const uint32_t chunk = 64 * 1448;
+        while (s->GetTxAvailable() > 0)
+        {
+            uint32_t n = std::min(chunk, s->GetTxAvailable());
+            if (s->Send(Create<Packet>(n)) < 0)
+            {
+                break;
+            }
+        }
+    }
+
+  public:
+    std::vector<std::function<void(Ptr<TcpSocketBase>)>> m_onSocket;
+
+  private:
+    Address m_peer;
+    bool m_ecn = false;
+    Ptr<TcpSocketBase> m_socket;
+};
+
+struct FlowStats
+{
+    uint64_t rxStart = 0;
+    uint64_t rxEnd = 0;
+    uint32_t retransmissions = 0;
+    uint32_t recoveries = 0;
+    uint32_t losses = 0; // entries into CA_LOSS (retransmission timeouts)
+    uint32_t cwrs = 0;   // entries into CA_CWR (ECN reductions)
+    int lastEcnState = -1;
+    bool ecnSeenActive = false; // left ECN_DISABLED at some point
+    std::string ccName;
+};
+
+struct QSnap
+{
+    uint64_t received = 0;
+    uint64_t dropped = 0;
+    uint64_t marked = 0;
+    uint64_t sentPackets = 0;
+    uint64_t sentBytes = 0;
+};
+
+QSnap
+Snap(Ptr<QueueDisc> q)
+{
+    const QueueDisc::Stats& st = q->GetStats();
+    QSnap s;
+    s.received = st.nTotalReceivedPackets;
+    s.dropped = st.nTotalDroppedPackets;
+    s.marked = st.nTotalMarkedPackets;
+    s.sentPackets = st.nTotalSentPackets;
+    s.sentBytes = st.nTotalSentBytes;
+    return s;
+}
+
+// Global measurement state (one simulation per process).
+std::vector<FlowStats> g_flows;
+std::vector<Ptr<PacketSink>> g_sinks;
+Ptr<QueueDisc> g_qdisc;
+QSnap g_qStart;
+QSnap g_qEnd;
+bool g_inWindow = false;
+std::deque<std::pair<uint64_t, int64_t>> g_devFifo; // (packet uid, queue-disc enqueue ns)
+std::vector<int64_t> g_sojourn;
+uint64_t g_sojournMismatch = 0;
+uint64_t g_bytesTxInWindow = 0;
+
+void
+OnQdiscDequeue(Ptr<const QueueDiscItem> item)
+{
+    g_devFifo.emplace_back(item->GetPacket()->GetUid(), item->GetTimeStamp().GetNanoSeconds());
+}
+
+void
+OnPhyTxBegin(Ptr<const Packet> p)
+{
+    if (g_devFifo.empty())
+    {
+        ++g_sojournMismatch;
+        return;
+    }
+    auto [uid, ts] = g_devFifo.front();
+    g_devFifo.pop_front();
+    if (uid != p->GetUid())
+    {
+        ++g_sojournMismatch;
+        return;
+    }
+    if (g_inWindow)
+    {
+        g_sojourn.push_back(Simulator::Now().GetNanoSeconds() - ts);
+    }
+    static const bool dbg = std::getenv("DUMBBELL_SOJOURN") != nullptr;
+    if (dbg)
+    {
+        std::cerr << "sojourn " << Simulator::Now().GetSeconds() << " "
+                  << (Simulator::Now().GetNanoSeconds() - ts) / 1e6 << "\n";
+    }
+}
+
+void
+WindowStart()
+{
+    g_inWindow = true;
+    g_qStart = Snap(g_qdisc);
+    for (size_t i = 0; i < g_sinks.size(); ++i)
+    {
+        g_flows[i].rxStart = g_sinks[i]->GetTotalRx();
+    }
+}
+
+void
+WindowEnd()
+{
+    g_inWindow = false;
+    g_qEnd = Snap(g_qdisc);
+    for (size_t i = 0; i < g_sinks.size(); ++i)
+    {
+        g_flows[i].rxEnd = g_sinks[i]->GetTotalRx();
+    }
+}
+
+double g_dbgRto = 0;
+double g_dbgRtt = 0;
+
+void
+DbgRto(Time, Time now)
+{
+    g_dbgRto = now.GetSeconds();
+}
+
+void
+DbgRtt(Time, Time now)
+{
+    g_dbgRtt = now.GetSeconds();
+}
+
+void
+DbgCwnd(uint32_t, uint32_t now)
+{
+    std::cerr << "cwnd " << Simulator::Now().GetSeconds() << " " << now / 1448.0 << "\n";
+}
+
+void
+OnCongState(size_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    if (now == TcpSocketState::CA_RECOVERY)
+    {
+        ++g_flows[i].recoveries;
+        if (std::getenv("DUMBBELL_DEBUG"))
+            std::cerr << Simulator::Now().GetSeconds() << " flow " << i << " recovery rto "
+                      << g_dbgRto << " srtt " << g_dbgRtt << "\n";
+    }
+    else if (now == TcpSocketState::CA_LOSS)
+    {
+        ++g_flows[i].losses;
+        if (std::getenv("DUMBBELL_DEBUG"))
+            std::cerr << Simulator::Now().GetSeconds() << " flow " << i << " RTO\n";
+    }
+    else if (now == TcpSocketState::CA_CWR)
+        ++g_flows[i].cwrs;
+}
+
+void
+OnEcnState(size_t i, TcpSocketState::EcnState_t, TcpSocketState::EcnState_t now)
+{
+    g_flows[i].lastEcnState = static_cast<int>(now);
+    if (now != TcpSocketState::ECN_DISABLED)
+        g_flows[i].ecnSeenActive = true;
+}
+
+void
+OnRetransmission(size_t i,
+                 Ptr<const Packet>,
+                 const TcpHeader&,
+                 const Address&,
+                 const Address&,
+                 Ptr<const TcpSocketBase>)
+{
+    ++g_flows[i].retransmissions;
+}
+
+DataRate
+WireRate(const RunConfig& c, uint64_t bps)
+{
+    // ns-3's point-to-point device serialises the IP packet plus a 2-byte PPP header;
+    // scale the rate so that a full-size packet takes exactly as long as in ccsim.
+    long double r = static_cast<long double>(bps) * (c.wirePacketBytes + c.pppHeaderBytes) /
+                    c.wirePacketBytes;
+    return DataRate(static_cast<uint64_t>(r + 0.5L));
+}
+
+std::string
+JsonEscape(const std::string& s)
+{
+    std::string o;
+    for (char ch : s)
+    {
+        if (ch == '"' || ch == '\\')
+            o += '\\';
+        o += ch;
+    }
+    return o;
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    NS_ABORT_MSG_IF(argc != 2, "usage: dumbbell CONFIG");
+    RunConfig c = ReadConfig(argv[1]);
+    const size_t n = c.flows.size();
+    NS_ABORT_MSG_IF(n == 0, "no flows");
+
+    RngSeedManager::SetSeed(c.seed);
+    RngSeedManager::SetRun(1);
+
+    // TCP defaults for every socket (senders and the receivers' forked sockets).
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(c.mss));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(c.initialWindow));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(c.bufBytes));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(c.bufBytes));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(c.delayedAck ? 2 : 1));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(NanoSeconds(c.delAckTimeoutNs)));
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(NanoSeconds(c.connTimeoutNs)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(c.minRtoNs)));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
+    // Forwarding only: a router checks a packet's destination against the addresses of
+    // the interface it arrived on, not of all its (hundreds of) interfaces. No packet is
+    // addressed to a router, so this changes nothing but the cost of each hop.
+    Config::SetDefault("ns3::Ipv4::StrongEndSystemModel", BooleanValue(true));
+    // Receivers accept ECN when the sender asks for it; senders choose per socket.
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(TcpSocketState::AcceptOnly));
+
+    NodeContainer routers;
+    routers.Create(2);
+    Ptr<Node> left = routers.Get(0);
+    Ptr<Node> right = routers.Get(1);
+    NodeContainer senders;
+    senders.Create(n);
+    NodeContainer receivers;
+    receivers.Create(n);
+
+    InternetStackHelper stack;
+    stack.Install(routers);
+    stack.Install(senders);
+    stack.Install(receivers);
+    // Congestion control per host (the receivers too: DCTCP's ACK state machine runs in
+    // the receiver's congestion-ops object).
+    for (size_t i = 0; i < n; ++i)
+    {
+        TypeIdValue cc(TypeId::LookupByName(c.flows[i].cc));
+        senders.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", cc);
+        receivers.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", cc);
+    }
+
+    std::string ample = std::to_string(c.ampleQueuePackets) + "p";
+    PointToPointHelper p2p;
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue(ample));
+
+    // Bottleneck.
+    p2p.SetDeviceAttribute("DataRate", DataRateValue(WireRate(c, c.rateBps)));
+    p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(c.bottleneckDelayNs)));
+    NetDeviceContainer bdev = p2p.Install(left, right);
+    Ptr<PointToPointNetDevice> bfwd = DynamicCast<PointToPointNetDevice>(bdev.Get(0));
+    Ptr<PointToPointNetDevice> brev = DynamicCast<PointToPointNetDevice>(bdev.Get(1));
+    brev->SetDataRate(WireRate(c, c.reverseRateBps));
+    // The device queue under the queue disc holds one packet: the queue disc holds the
+    // queue (ns-3's flow control stops the queue disc while the device queue is full).
+    bfwd->GetQueue()->SetMaxSize(QueueSize("1p"));
+
+    // Our queue disc first, so that address assignment does not install FQ-CoDel.
+    TrafficControlHelper tch;
+    tch.SetRootQueueDisc(c.qdisc);
+    QueueDiscContainer qdc = tch.Install(bfwd);
+    g_qdisc = qdc.Get(0);
+    for (auto& [name, value] : c.qattrs)
+    {
+        g_qdisc->SetAttribute(name, StringValue(value));
+    }
+
+    // Access links.
+    NetDeviceContainer accessDevs;
+    std::vector<Ptr<NetDevice>> sendDev(n);
+    std::vector<Ptr<NetDevice>> recvDev(n);
+    std::vector<Ptr<NetDevice>> leftDev(n);
+    std::vector<Ptr<NetDevice>> rightDev(n);
+    for (size_t i = 0; i < n; ++i)
+    {
+        int64_t access = c.flows[i].rttNs / 2 - c.bottleneckDelayNs;
+        NS_ABORT_MSG_IF(access < 0, "rtt below twice the bottleneck delay");
+        p2p.SetDeviceAttribute("DataRate", DataRateValue(WireRate(c, c.accessRateBps)));
+        p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(access)));
+        NetDeviceContainer a = p2p.Install(senders.Get(i), left);
+        p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(0)));
+        NetDeviceContainer b = p2p.Install(right, receivers.Get(i));
+        sendDev[i] = a.Get(0);
+        leftDev[i] = a.Get(1);
+        rightDev[i] = b.Get(0);
+        recvDev[i] = b.Get(1);
+    }
+
+    // Addresses: senders' links in 10.1/16, receivers' in 10.2/16, bottleneck 10.3.0.0/30,
+    // so that the routers need one aggregate route each.
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.3.0.0", "255.255.255.252");
+    Ipv4InterfaceContainer bif = addr.Assign(bdev);
+    std::vector<Ipv4InterfaceContainer> sif(n);
+    std::vector<Ipv4InterfaceContainer> rif(n);
+    addr.SetBase("10.1.0.0", "255.255.255.252");
+    for (size_t i = 0; i < n; ++i)
+    {
+        NetDeviceContainer d(sendDev[i], leftDev[i]);
+        sif[i] = addr.Assign(d);
+        addr.NewNetwork();
+    }
+    addr.SetBase("10.2.0.0", "255.255.255.252");
+    for (size_t i = 0; i < n; ++i)
+    {
+        NetDeviceContainer d(rightDev[i], recvDev[i]);
+        rif[i] = addr.Assign(d);
+        addr.NewNetwork();
+    }
+
+    // No queue disc anywhere else (address assignment installs FQ-CoDel by default):
+    // those links have ample device queues, as ccsim's ample DropTail.
+    TrafficControlHelper none;
+    none.Uninstall(brev);
+    for (size_t i = 0; i < n; ++i)
+    {
+        none.Uninstall(sendDev[i]);
+        none.Uninstall(leftDev[i]);
+        none.Uninstall(rightDev[i]);
+        none.Uninstall(recvDev[i]);
+    }
+
+    // Static routes.
+    Ipv4StaticRoutingHelper srh;
+    Ptr<Ipv4StaticRouting> lr = srh.GetStaticRouting(left->GetObject<Ipv4>());
+    lr->AddNetworkRouteTo(Ipv4Address("10.2.0.0"),
+                          Ipv4Mask("255.255.0.0"),
+                          bif.GetAddress(1),
+                          left->GetObject<Ipv4>()->GetInterfaceForDevice(bfwd));
+    Ptr<Ipv4StaticRouting> rr = srh.GetStaticRouting(right->GetObject<Ipv4>());
+    rr->AddNetworkRouteTo(Ipv4Address("10.1.0.0"),
+                          Ipv4Mask("255.255.0.0"),
+                          bif.GetAddress(0),
+                          right->GetObject<Ipv4>()->GetInterfaceForDevice(brev));
+    for (size_t i = 0; i < n; ++i)
+    {
+        Ptr<Ipv4> si = senders.Get(i)->GetObject<Ipv4>();
+        srh.GetStaticRouting(si)->SetDefaultRoute(sif[i].GetAddress(1),
+                                                  si->GetInterfaceForDevice(sendDev[i]));
+        Ptr<Ipv4> ri = receivers.Get(i)->GetObject<Ipv4>();
+        srh.GetStaticRouting(ri)->SetDefaultRoute(rif[i].GetAddress(0),
+                                                  ri->GetInterfaceForDevice(recvDev[i]));
+    }
+
+    // Applications.
+    const uint16_t port = 5000;
+    g_flows.resize(n);
+    std::vector<Ptr<BulkSender>> apps(n);
+    for (size_t i = 0; i < n; ++i)
+    {
+        PacketSinkHelper sink("ns3::TcpSocketFactory",
+                              InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer sa = sink.Install(receivers.Get(i));
+        sa.Start(Seconds(0));
+        g_sinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
+
+        Ptr<BulkSender> app = CreateObject<BulkSender>();
+        app->Setup(InetSocketAddress(rif[i].GetAddress(1), port), c.flows[i].ecn);
+        app->m_onSocket.push_back([i](Ptr<TcpSocketBase> s) {
+            s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
+            s->TraceConnectWithoutContext("EcnState", MakeBoundCallback(&OnEcnState, i));
+            if (std::getenv("DUMBBELL_CWND") && std::atoi(std::getenv("DUMBBELL_CWND")) == int(i))
+                s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&DbgCwnd));
+            if (std::getenv("DUMBBELL_DEBUG"))
+            {
+                s->TraceConnectWithoutContext("RTO", MakeCallback(&DbgRto));
+                s->TraceConnectWithoutContext("RTT", MakeCallback(&DbgRtt));
+            }
+            s->TraceConnectWithoutContext("Retransmission",
+                                          MakeBoundCallback(&OnRetransmission, i));
+        });
+        senders.Get(i)->AddApplication(app);
+        app->SetStartTime(NanoSeconds(c.flows[i].startNs));
+        apps[i] = app;
+    }
+
+    // Measurement.
+    g_qdisc->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnQdiscDequeue));
+    bfwd->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPhyTxBegin));
+    g_sojourn.reserve(1 << 16);
+    Simulator::Schedule(NanoSeconds(c.measureStartNs), &WindowStart);
+    Simulator::Schedule(NanoSeconds(c.measureEndNs), &WindowEnd);
+    Simulator::Stop(NanoSeconds(c.durationNs));
+
+    auto t0 = std::chrono::steady_clock::now();
+    Simulator::Run();
+    auto t1 = std::chrono::steady_clock::now();
+    double wall = std::chrono::duration<double>(t1 - t0).count();
+    uint64_t events = Simulator::GetEventCount();
+
+    // What ns-3 actually did.
+    QSnap total = Snap(g_qdisc);
+    Ptr<TrafficControlLayer> ltc = left->GetObject<TrafficControlLayer>();
+    std::string rootType = ltc->GetRootQueueDiscOnDevice(bfwd)
+                               ? ltc->GetRootQueueDiscOnDevice(bfwd)->GetInstanceTypeId().GetName()
+                               : "none";
+    uint32_t otherQdiscs = 0;
+    auto countQdisc = [&](Ptr<NetDevice> d) {
+        if (d->GetNode()->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(d))
+            ++otherQdiscs;
+    };
+    countQdisc(brev);
+    for (size_t i = 0; i < n; ++i)
+    {
+        countQdisc(sendDev[i]);
+        countQdisc(leftDev[i]);
+        countQdisc(rightDev[i]);
+        countQdisc(recvDev[i]);
+    }
+    Ptr<Queue<Packet>> devq = bfwd->GetQueue();
+    uint64_t accessDevDrops = 0;
+    for (size_t i = 0; i < n; ++i)
+    {
+        for (auto d : {sendDev[i], leftDev[i], rightDev[i], recvDev[i]})
+            accessDevDrops +=
+                DynamicCast<PointToPointNetDevice>(d)->GetQueue()->GetTotalDroppedPackets();
+    }
+    accessDevDrops += brev->GetQueue()->GetTotalDroppedPackets();
+    for (size_t i = 0; i < n; ++i)
+    {
+        Ptr<TcpSocketBase> s = apps[i]->GetSocket();
+        if (s)
+        {
+            PointerValue ops;
+            s->GetAttribute("CongestionOps", ops);
+            Ptr<TcpCongestionOps> cc = ops.Get<TcpCongestionOps>();
+            g_flows[i].ccName = cc ? cc->GetName() : "?";
+        }
+    }
+
+    std::ofstream js(c.outJson);
+    js << "{\n";
+    js << "  \"ns3_version\": \"3.44\",\n";
+    js << "  \"wall_s\": " << wall << ",\n";
+    js << "  \"events\": " << events << ",\n";
+    js << "  \"bottleneck_packets\": " << total.sentPackets << ",\n";
+    js << "  \"window\": {\"received\": " << g_qEnd.received - g_qStart.received
+       << ", \"dropped\": " << g_qEnd.dropped - g_qStart.dropped
+       << ", \"marked\": " << g_qEnd.marked - g_qStart.marked
+       << ", \"sent_packets\": " << g_qEnd.sentPackets - g_qStart.sentPackets
+       << ", \"sent_bytes\": " << g_qEnd.sentBytes - g_qStart.sentBytes << "},\n";
+    js << "  \"checks\": {\"root_qdisc\": \"" << JsonEscape(rootType) << "\""
+       << ", \"other_qdiscs\": " << otherQdiscs
+       << ", \"device_queue_max\": \"" << devq->GetMaxSize() << "\""
+       << ", \"device_queue_drops\": " << devq->GetTotalDroppedPackets()
+       << ", \"access_device_drops\": " << accessDevDrops
+       << ", \"sojourn_mismatch\": " << g_sojournMismatch
+       << ", \"bottleneck_data_rate_bps\": " << WireRate(c, c.rateBps).GetBitRate()
+       << "},\n";
+    js << "  \"flows\": [\n";
+    for (size_t i = 0; i < n; ++i)
+    {
+        const FlowStats& f = g_flows[i];
+        js << "    {\"rx_start\": " << f.rxStart << ", \"rx_end\": " << f.rxEnd
+           << ", \"rx_total\": " << g_sinks[i]->GetTotalRx() << ", \"cc\": \""
+           << JsonEscape(f.ccName) << "\", \"ecn_requested\": " << (c.flows[i].ecn ? "true" : "false")
+           << ", \"ecn_negotiated\": " << (f.ecnSeenActive ? "true" : "false")
+           << ", \"retransmissions\": " << f.retransmissions << ", \"recoveries\": " << f.recoveries
+           << ", \"timeouts\": " << f.losses << ", \"cwr\": " << f.cwrs << "}"
+           << (i + 1 < n ? "," : "") << "\n";
+    }
+    js << "  ]\n}\n";
+    js.close();
+
+    std::ofstream so(c.outSojourn, std::ios::binary);
+    so.write(reinterpret_cast<const char*>(g_sojourn.data()),
+             static_cast<std::streamsize>(g_sojourn.size() * sizeof(int64_t)));
+    so.close();
+
+    Simulator::Destroy();
+    return 0;
+}

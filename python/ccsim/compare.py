@@ -1,0 +1,1208 @@
+"""``ccsim compare ns3``: the same dumbbell scenarios in ccsim and ns-3, side by side.
+
+The ns-3 side is a C++ program of ours (``bench/ns3/dumbbell.cc``) compiled against the
+headers and libraries of the PyPI ``ns3`` wheel (``pip install '.[ns3]'``); this module
+compiles it, runs a matrix of scenarios in both simulators, computes every metric with
+the same code from the raw counts each simulator reports, and writes ``bench/RESULTS.md``.
+
+Nothing here imports ns-3: the metric computation and the Markdown writer are plain
+functions over :class:`RawRun` records, tested on synthetic data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+WIRE_PACKET_BYTES = 1500  # MSS 1448 + 52 B of TCP/IP/timestamp headers
+PPP_HEADER_BYTES = 2  # ns-3's point-to-point header
+
+# ---------------------------------------------------------------------------------------
+# Scenarios (simulator-neutral)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FlowGroup:
+    """``count`` identical bulk TCP flows."""
+
+    cc: str  # ccsim name: newreno, cubic, dctcp
+    rtt_ms: float
+    count: int = 1
+    ecn: bool = False
+
+
+@dataclass(frozen=True)
+class Queue:
+    """The bottleneck queue discipline, with explicit limits (no BDP left to resolve)."""
+
+    kind: str  # droptail, pie, codel, red_step
+    limit: str  # "83p" or "125000B"
+    ecn: bool = False
+    target_ms: float = 0.0  # codel
+    interval_ms: float = 0.0  # codel
+    threshold_p: int = 0  # red_step
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    rate_mbps: float
+    queue: Queue
+    flows: tuple[FlowGroup, ...]
+    duration_s: float
+    measure: tuple[float, float]
+    quick_duration_s: float
+    quick_measure: tuple[float, float]
+    start_spread_s: float = 1.0  # flow i starts at i * spread / n (ns-3 SYN time)
+    seed: int = 1
+    scale: bool = False  # the scale case (speed target 300x)
+
+    def n_flows(self) -> int:
+        return sum(g.count for g in self.flows)
+
+    def timing(self, quick: bool) -> tuple[float, float, float]:
+        if quick:
+            return self.quick_duration_s, *self.quick_measure
+        return self.duration_s, *self.measure
+
+
+def _matrix() -> list[Scenario]:
+    s: list[Scenario] = []
+    for label, limit in (("1bdp", "83p"), ("0.25bdp", "21p")):
+        s.append(
+            Scenario(
+                name=f"reno-droptail-{label}",
+                title=f"NewReno, DropTail {label} ({limit}), 10 Mbps, 100 ms, 1 flow",
+                rate_mbps=10,
+                queue=Queue("droptail", limit),
+                flows=(FlowGroup("newreno", 100),),
+                duration_s=60,
+                measure=(10, 60),
+                quick_duration_s=30,
+                quick_measure=(10, 30),
+            )
+        )
+    for n in (1, 5, 15):
+        s.append(
+            Scenario(
+                name=f"reno-pie-{n}",
+                title=f"NewReno over PIE (Linux defaults), 20 Mbps, 100 ms, {n} flow(s)",
+                rate_mbps=20,
+                queue=Queue("pie", "1000p"),
+                flows=(FlowGroup("newreno", 100, count=n),),
+                duration_s=60,
+                measure=(20, 60),
+                quick_duration_s=30,
+                quick_measure=(10, 30),
+            )
+        )
+    for rtt in (20, 80, 160, 300):
+        s.append(
+            Scenario(
+                name=f"cubic-codel-ecn-{rtt}ms",
+                title=f"CUBIC+ECN over CoDel+ECN (5 ms/100 ms), 20 Mbps, {rtt} ms, 1 flow",
+                rate_mbps=20,
+                queue=Queue("codel", "1000p", ecn=True, target_ms=5, interval_ms=100),
+                flows=(FlowGroup("cubic", rtt, ecn=True),),
+                duration_s=120,
+                measure=(20, 120),
+                quick_duration_s=60,
+                quick_measure=(15, 60),
+            )
+        )
+    s.append(
+        Scenario(
+            name="cubic-dctcp-red-step",
+            title="2 CUBIC+ECN and 2 DCTCP over RED step marking (K = 65p), 40 Mbps, 10 ms",
+            rate_mbps=40,
+            queue=Queue("red_step", "1000p", ecn=True, threshold_p=65),
+            flows=(FlowGroup("cubic", 10, count=2, ecn=True), FlowGroup("dctcp", 10, count=2)),
+            duration_s=30,
+            measure=(10, 30),
+            quick_duration_s=30,
+            quick_measure=(10, 30),
+        )
+    )
+    s.append(
+        Scenario(
+            name="cubic-pie-50",
+            title="50 CUBIC flows over PIE, 100 Mbps, 50 ms",
+            rate_mbps=100,
+            queue=Queue("pie", "1000p"),
+            flows=(FlowGroup("cubic", 50, count=50),),
+            duration_s=30,
+            measure=(10, 30),
+            quick_duration_s=15,
+            quick_measure=(5, 15),
+        )
+    )
+    s.append(
+        Scenario(
+            name="scale-500-cubic-pie-1g",
+            title="Scale: 500 CUBIC flows over PIE (limit 10000p), 1 Gbps, 100 ms",
+            rate_mbps=1000,
+            queue=Queue("pie", "10000p"),
+            flows=(FlowGroup("cubic", 100, count=500),),
+            duration_s=20,
+            measure=(8, 20),
+            quick_duration_s=8,
+            quick_measure=(4, 8),
+            scale=True,
+        )
+    )
+    return s
+
+
+MATRIX: list[Scenario] = _matrix()
+
+
+def flow_list(sc: Scenario) -> list[tuple[FlowGroup, float]]:
+    """Every flow with its group and the time its ns-3 application opens the connection."""
+    n = sc.n_flows()
+    out: list[tuple[FlowGroup, float]] = []
+    for g in sc.flows:
+        for _ in range(g.count):
+            i = len(out)
+            out.append((g, sc.start_spread_s * i / n if n > 1 else 0.0))
+    return out
+
+
+def _limit_bytes(limit: str) -> float:
+    if limit.endswith("p"):
+        return float(limit[:-1]) * WIRE_PACKET_BYTES
+    return float(limit[:-1])
+
+
+# ---------------------------------------------------------------------------------------
+# ccsim side
+# ---------------------------------------------------------------------------------------
+
+
+def ccsim_scenario(sc: Scenario, quick: bool) -> dict:
+    """The ccsim scenario dict. Each flow starts one base RTT after its ns-3 twin opens
+    its connection, when ns-3 sends its first data segment (ccsim has no handshake)."""
+    duration, m0, m1 = sc.timing(quick)
+    q = sc.queue
+    if q.kind == "droptail":
+        queue: dict = {"kind": "droptail", "limit": q.limit}
+    elif q.kind == "pie":
+        queue = {"kind": "pie", "limit": q.limit, "ecn": q.ecn}
+    elif q.kind == "codel":
+        queue = {
+            "kind": "codel",
+            "limit": q.limit,
+            "ecn": q.ecn,
+            "target": f"{q.target_ms}ms",
+            "interval": f"{q.interval_ms}ms",
+        }
+    elif q.kind == "red_step":
+        queue = {
+            "kind": "red",
+            "mode": "step",
+            "threshold": f"{q.threshold_p}p",
+            "ecn": q.ecn,
+            "limit": q.limit,
+        }
+    else:  # pragma: no cover - the matrix is fixed
+        raise ValueError(q.kind)
+    flows = [
+        {
+            "cc": g.cc,
+            "rtt": f"{g.rtt_ms}ms",
+            "ecn": g.ecn or g.cc == "dctcp",
+            "start": f"{start + g.rtt_ms / 1000:.9f}s",
+            "initial_window": 10,
+            "delayed_ack": True,
+            "min_rto": "200ms",
+            "mss": 1448,
+            "sack": True,
+        }
+        for g, start in flow_list(sc)
+    ]
+    return {
+        "duration": f"{duration}s",
+        "seed": sc.seed,
+        "stats_interval": "1s",
+        "measure": {"start": f"{m0}s", "end": f"{m1}s"},
+        "bottleneck": {"rate": f"{sc.rate_mbps}Mbps", "queue": queue},
+        "flows": flows,
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# ns-3 side
+# ---------------------------------------------------------------------------------------
+
+NS3_CC = {"newreno": "ns3::TcpLinuxReno", "cubic": "ns3::TcpCubic", "dctcp": "ns3::TcpDctcp"}
+
+
+def ns3_queue_attrs(q: Queue) -> tuple[str, list[tuple[str, str]]]:
+    """The ns-3 queue disc and the attributes that make it behave as ccsim's."""
+    if q.kind == "droptail":
+        return "ns3::FifoQueueDisc", [("MaxSize", q.limit)]
+    if q.kind == "pie":
+        return "ns3::PieQueueDisc", [
+            ("MaxSize", q.limit),  # ns-3 default 25p; Linux/ccsim 1000p
+            ("QueueDelayReference", "15ms"),
+            ("Tupdate", "15ms"),
+            ("A", "0.125"),
+            ("B", "1.25"),
+            ("MaxBurstAllowance", "150ms"),
+            ("UseDequeueRateEstimator", "false"),  # Linux default: timestamps
+            ("UseCapDropAdjustment", "true"),
+            ("UseDerandomization", "true"),  # ns-3 default false; Linux always on
+            ("UseEcn", "true" if q.ecn else "false"),
+            ("MarkEcnThreshold", "0.1"),
+            ("MeanPktSize", str(WIRE_PACKET_BYTES)),
+        ]
+    if q.kind == "codel":
+        return "ns3::CoDelQueueDisc", [
+            ("MaxSize", q.limit),  # ns-3 default 1500000B; Linux/ccsim 1000p
+            ("Target", f"{q.target_ms}ms"),
+            ("Interval", f"{q.interval_ms}ms"),
+            ("UseEcn", "true" if q.ecn else "false"),
+            ("MinBytes", str(WIRE_PACKET_BYTES)),
+        ]
+    if q.kind == "red_step":
+        k = str(q.threshold_p)
+        return "ns3::RedQueueDisc", [
+            ("MaxSize", q.limit),
+            ("MinTh", k),
+            ("MaxTh", k),
+            ("QW", "1"),  # instantaneous queue
+            ("Gentle", "false"),  # ns-3 default true
+            ("Wait", "false"),
+            ("UseEcn", "true" if q.ecn else "false"),
+            ("UseHardDrop", "false"),  # mark (not drop) ECT packets above K
+            ("MeanPktSize", str(WIRE_PACKET_BYTES)),
+        ]
+    raise ValueError(q.kind)  # pragma: no cover
+
+
+def ns3_config(sc: Scenario, quick: bool, out_json: Path, out_sojourn: Path) -> str:
+    duration, m0, m1 = sc.timing(quick)
+    rate = int(sc.rate_mbps * 1e6)
+    max_rtt = max(g.rtt_ms for g in sc.flows) / 1000
+    # Socket buffers: ns-3's 128 KiB default would cap the window below one BDP; ccsim's
+    # receive window never limits. Each flow gets twice its share of the pipe (BDP +
+    # queue limit) plus 1 MiB: at least 25 times the mean window in every scenario, and
+    # not so much that ns-3's transmit-buffer lists grow long (their scans cost time).
+    pipe = rate * max_rtt / 8 + _limit_bytes(sc.queue.limit)
+    buf = int(2 * pipe / sc.n_flows() + (1 << 20))
+    qdisc, attrs = ns3_queue_attrs(sc.queue)
+    ns = 1_000_000_000
+    lines = [
+        f"seed {sc.seed}",
+        f"duration_ns {round(duration * ns)}",
+        f"measure_start_ns {round(m0 * ns)}",
+        f"measure_end_ns {round(m1 * ns)}",
+        f"rate_bps {rate}",
+        f"reverse_rate_bps {rate}",
+        f"access_rate_bps {10 * rate}",
+        "bottleneck_delay_ns 0",
+        f"wire_packet_bytes {WIRE_PACKET_BYTES}",
+        f"ppp_header_bytes {PPP_HEADER_BYTES}",
+        "mss 1448",
+        "initial_window 10",
+        "delayed_ack 1",
+        "delack_timeout_ns 40000000",  # ccsim's fixed delayed-ACK timeout (Linux ATO min)
+        "min_rto_ns 200000000",
+        "conn_timeout_ns 1000000000",  # Linux's initial RTO (ns-3 default 3 s)
+        f"buf_bytes {buf}",
+        "ample_queue_packets 100000",
+        f"qdisc {qdisc}",
+        *(f"qattr {k} {v}" for k, v in attrs),
+        *(
+            f"flow {NS3_CC[g.cc]} {round(g.rtt_ms * 1e6)} {int(g.ecn or g.cc == 'dctcp')} "
+            f"{round(start * ns)}"
+            for g, start in flow_list(sc)
+        ),
+        f"out_json {out_json}",
+        f"out_sojourn {out_sojourn}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+class Ns3Unavailable(RuntimeError):
+    """The ns3 wheel, or a C++ compiler, is missing."""
+
+
+@dataclass
+class Ns3Build:
+    root: Path  # the wheel's ns3/ directory (include/, lib64/)
+    version: str
+    defines: list[str]
+    libs: list[str]
+    compiler: str
+
+
+NS3_MODULES = (
+    "core",
+    "network",
+    "internet",
+    "traffic-control",
+    "point-to-point",
+    "applications",
+    "stats",
+    "bridge",
+    "mobility",
+)
+
+
+def find_ns3() -> Ns3Build:
+    """Locate the ns3 wheel's headers, libraries and CMake package config."""
+    import importlib.metadata as md
+
+    try:
+        dist = md.distribution("ns3")
+    except md.PackageNotFoundError as exc:
+        raise Ns3Unavailable("the ns3 package is not installed: pip install '.[ns3]'") from exc
+    cmake_dir = None
+    for f in dist.files or []:
+        if str(f).endswith("cmake/ns3/ns3Targets.cmake"):
+            cmake_dir = Path(str(dist.locate_file(f))).parent
+            break
+    if cmake_dir is None:
+        raise Ns3Unavailable("the ns3 package has no CMake package config (ns3Targets.cmake)")
+    root = cmake_dir.parents[2]  # .../ns3/lib64/cmake/ns3 -> .../ns3
+    targets = (cmake_dir / "ns3Targets.cmake").read_text()
+    m = re.search(
+        r"add_library\(ns3::core SHARED IMPORTED\).*?"
+        r'INTERFACE_COMPILE_DEFINITIONS "((?:[^"\\]|\\.)*)"',
+        targets,
+        re.S,
+    )
+    if not m:
+        raise Ns3Unavailable(f"no compile definitions for ns3::core in {cmake_dir}")
+    defines = [d.replace('\\"', '"') for d in m.group(1).split(";") if d]
+    mv = re.search(r"libns3\.(\d+(?:\.\d+)?)-core\.so", "\n".join(os.listdir(root / "lib64")))
+    if not mv:
+        raise Ns3Unavailable(f"no libns3.*-core.so in {root / 'lib64'}")
+    libver = mv.group(1)
+    libs = [f"-lns3.{libver}-{m}" for m in NS3_MODULES]
+    compiler = shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")
+    if not compiler:
+        raise Ns3Unavailable("no C++ compiler (g++) found")
+    return Ns3Build(root, dist.version, defines, libs, compiler)
+
+
+def build_ns3_program(build: Ns3Build, source: Path, out: Path) -> Path:
+    """Compile ``source`` against the wheel (skipped when ``out`` was built from the same
+    source with the same command)."""
+    lib = build.root / "lib64"
+    cmd = [
+        build.compiler,
+        "-std=c++20",
+        "-O2",
+        *(f"-D{d}" for d in build.defines),
+        f"-I{build.root / 'include'}",
+        str(source),
+        "-o",
+        str(out),
+        f"-L{lib}",
+        # Keep every ns-3 library even if no symbol of it is referenced, or TypeIds
+        # registered by static constructors (ns3::TcpSocket...) are missing at run time.
+        "-Wl,--no-as-needed",
+        *build.libs,
+        "-Wl,--allow-shlib-undefined",
+        f"-Wl,-rpath,{lib}",
+    ]
+    stamp = out.with_suffix(".build")
+    key = json.dumps({"cmd": cmd, "source": source.read_text()})
+    if out.exists() and stamp.exists() and stamp.read_text() == key:
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"compiling {source} failed:\n{proc.stderr[-4000:]}")
+    stamp.write_text(key)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Raw results and metrics (shared by both simulators)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class RawRun:
+    """What one simulator reports about one run, before any summarising."""
+
+    window_s: float
+    rate_bps: float
+    flow_bytes: list[float]  # application bytes delivered in order inside the window
+    flow_groups: list[int]  # index of each flow's group
+    departed_bytes: float  # bytes that left the bottleneck queue inside the window
+    arrivals: int
+    drops: int
+    marks: int
+    sojourn_ms: np.ndarray  # sojourn-time distribution: values (ms, ascending) ...
+    sojourn_weight: np.ndarray  # ... and their probability mass
+    wall_s: float
+    events: int
+    bottleneck_packets: int
+    extra: dict = field(default_factory=dict)
+
+
+def distribution_from_samples(samples_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    values, counts = np.unique(np.asarray(samples_ns, dtype=np.int64), return_counts=True)
+    if counts.sum() == 0:
+        return np.zeros(0), np.zeros(0)
+    return values / 1e6, counts / counts.sum()
+
+
+def distribution_from_cdf(values_ms: Sequence[float], cdf: Sequence[float]):
+    v = np.asarray(values_ms, dtype=float)
+    c = np.asarray(cdf, dtype=float)
+    if len(v) == 0:
+        return np.zeros(0), np.zeros(0)
+    w = np.diff(np.concatenate([[0.0], c]))
+    return v, w / w.sum()
+
+
+def quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """Smallest value whose cumulative probability reaches ``q`` (HdrHistogram's rule)."""
+    if len(values) == 0:
+        return math.nan
+    cum = np.cumsum(weights)
+    i = int(np.searchsorted(cum, q * cum[-1] * (1 - 1e-12), side="left"))
+    return float(values[min(i, len(values) - 1)])
+
+
+def jain(xs: Sequence[float]) -> float:
+    x = np.asarray(xs, dtype=float)
+    s2 = float((x * x).sum())
+    return 1.0 if len(x) == 0 or s2 == 0 else float(x.sum() ** 2 / (len(x) * s2))
+
+
+def metrics(raw: RawRun) -> dict:
+    """Every compared figure, computed the same way for both simulators."""
+    goodput = [b * 8 / raw.window_s / 1e6 for b in raw.flow_bytes]
+    total = sum(goodput)
+    n_groups = max(raw.flow_groups) + 1 if raw.flow_groups else 0
+    group_goodput = [0.0] * n_groups
+    for g, x in zip(raw.flow_groups, goodput, strict=True):
+        group_goodput[g] += x
+    v, w = raw.sojourn_ms, raw.sojourn_weight
+    mean = float((v * w).sum() / w.sum()) if len(v) else math.nan
+    return {
+        "utilisation": raw.departed_bytes * 8 / (raw.rate_bps * raw.window_s),
+        "goodput_mbps": total,
+        "flow_goodput_mbps": goodput,
+        "group_share": [x / total if total > 0 else math.nan for x in group_goodput],
+        "jain": jain(goodput),
+        "sojourn_mean_ms": mean,
+        "sojourn_p50_ms": quantile(v, w, 0.5),
+        "sojourn_p90_ms": quantile(v, w, 0.9),
+        "sojourn_p99_ms": quantile(v, w, 0.99),
+        "drop_probability": raw.drops / raw.arrivals if raw.arrivals else 0.0,
+        "mark_probability": raw.marks / raw.arrivals if raw.arrivals else 0.0,
+        "drops": raw.drops,
+        "marks": raw.marks,
+        "arrivals": raw.arrivals,
+        "wall_s": raw.wall_s,
+        "events": raw.events,
+        "bottleneck_packets": raw.bottleneck_packets,
+        "events_per_s": raw.events / raw.wall_s if raw.wall_s > 0 else math.nan,
+        "packets_per_s": raw.bottleneck_packets / raw.wall_s if raw.wall_s > 0 else math.nan,
+    }
+
+
+def ccsim_raw(summary: dict, cdf_ms: Sequence[float], cdf: Sequence[float], groups) -> RawRun:
+    """RawRun from a ccsim summary and its ``sojourn_cdf`` table."""
+    window = summary["measure_end_s"] - summary["measure_start_s"]
+    b = summary["bottleneck"]
+    rate = summary["_rate_bps"]
+    v, w = distribution_from_cdf(cdf_ms, cdf)
+    tcp = [f for f in summary["flows"] if f["protocol"] == "tcp"]
+    return RawRun(
+        window_s=window,
+        rate_bps=rate,
+        flow_bytes=[f["goodput_mbps"] * 1e6 * window / 8 for f in tcp],
+        flow_groups=list(groups),
+        departed_bytes=b["utilisation"] * rate * window / 8,
+        arrivals=b["arrivals"],
+        drops=b["drops"],
+        marks=b["marks"],
+        sojourn_ms=v,
+        sojourn_weight=w,
+        wall_s=summary["wall_s"],
+        events=summary["events"],
+        bottleneck_packets=summary["bottleneck_packets"],
+        extra={
+            "retransmits": sum(f["retransmits"] for f in tcp),
+            "timeouts": sum(f["timeouts"] for f in tcp),
+        },
+    )
+
+
+def ns3_raw(out: dict, samples_ns: np.ndarray, window_s: float, rate_bps: float, groups):
+    w = out["window"]
+    v, p = distribution_from_samples(samples_ns)
+    flows = out["flows"]
+    return RawRun(
+        window_s=window_s,
+        rate_bps=rate_bps,
+        flow_bytes=[f["rx_end"] - f["rx_start"] for f in flows],
+        flow_groups=list(groups),
+        departed_bytes=w["sent_bytes"],
+        arrivals=w["received"],
+        drops=w["dropped"],
+        marks=w["marked"],
+        sojourn_ms=v,
+        sojourn_weight=p,
+        wall_s=out["wall_s"],
+        events=out["events"],
+        bottleneck_packets=out["bottleneck_packets"],
+        extra={
+            "retransmits": sum(f["retransmissions"] for f in flows),
+            "timeouts": sum(f["timeouts"] for f in flows),
+            "checks": out["checks"],
+            "ecn": [f["ecn_negotiated"] for f in flows],
+            "ecn_requested": [f["ecn_requested"] for f in flows],
+            "cc": sorted({f["cc"] for f in flows}),
+        },
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Agreement
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Check:
+    metric: str
+    ccsim: str
+    ns3: str
+    diff: str
+    ok: bool | None  # None: reported, no target
+
+
+def _rel(a: float, b: float) -> float:
+    """Relative difference of ns-3 to ccsim (0 when both are 0)."""
+    if a == b:
+        return 0.0
+    if a == 0:
+        return math.inf
+    return (b - a) / abs(a)
+
+
+def compare_metrics(a: dict, b: dict, group_names: Sequence[str]) -> list[Check]:
+    """ccsim (``a``) against ns-3 (``b``), against the targets of issue 5."""
+    out: list[Check] = []
+    du = (b["utilisation"] - a["utilisation"]) * 100
+    out.append(
+        Check(
+            "utilisation",
+            f"{a['utilisation'] * 100:.2f}%",
+            f"{b['utilisation'] * 100:.2f}%",
+            f"{du:+.2f} pp",
+            abs(du) <= 2.0,
+        )
+    )
+    if len(group_names) > 1:
+        for name, sa, sb in zip(group_names, a["group_share"], b["group_share"], strict=True):
+            r = _rel(sa, sb)
+            out.append(
+                Check(
+                    f"goodput share {name}",
+                    f"{sa * 100:.1f}%",
+                    f"{sb * 100:.1f}%",
+                    f"{r * 100:+.1f}%",
+                    abs(r) <= 0.05,
+                )
+            )
+    out.append(
+        Check(
+            "goodput (sum)",
+            f"{a['goodput_mbps']:.3f} Mbps",
+            f"{b['goodput_mbps']:.3f} Mbps",
+            f"{_rel(a['goodput_mbps'], b['goodput_mbps']) * 100:+.1f}%",
+            None,
+        )
+    )
+    n = len(a["flow_goodput_mbps"])
+    if n > 1:
+        out.append(
+            Check(
+                "Jain index",
+                f"{a['jain']:.3f}",
+                f"{b['jain']:.3f}",
+                f"{b['jain'] - a['jain']:+.3f}",
+                None,
+            )
+        )
+    for key, label, target in (
+        ("sojourn_mean_ms", "sojourn mean", False),
+        ("sojourn_p50_ms", "sojourn p50", True),
+        ("sojourn_p90_ms", "sojourn p90", True),
+        ("sojourn_p99_ms", "sojourn p99", False),
+    ):
+        x, y = a[key], b[key]
+        d = y - x
+        ok = abs(d) <= max(0.15 * abs(x), 2.0) if target else None
+        out.append(Check(label, f"{x:.2f} ms", f"{y:.2f} ms", f"{d:+.2f} ms", ok))
+    for key, count, label in (
+        ("drop_probability", "drops", "drop probability"),
+        ("mark_probability", "marks", "mark probability"),
+    ):
+        x, y = a[key], b[key]
+        if x == 0 and y == 0:
+            continue
+        r = _rel(x, y)
+        out.append(
+            Check(
+                label,
+                f"{x * 100:.3f}% ({a[count]})",
+                f"{y * 100:.3f}% ({b[count]})",
+                f"{r * 100:+.0f}%" if math.isfinite(r) else "n/a",
+                abs(r) <= 0.20,
+            )
+        )
+    return out
+
+
+def speed_ratio(a: dict, b: dict) -> float:
+    return b["wall_s"] / a["wall_s"] if a["wall_s"] > 0 else math.nan
+
+
+# ---------------------------------------------------------------------------------------
+# Known, explained differences (one line each; shown for rows out of tolerance)
+# ---------------------------------------------------------------------------------------
+
+# Keyed by scenario name; each line names the source-level difference and which
+# simulator is closer to Linux. Found with the investigation aids of dumbbell.cc
+# (DUMBBELL_DEBUG, DUMBBELL_CWND, DUMBBELL_SOJOURN) and ccsim's cc_trace/cc_reductions.
+_RECOVERY_EXIT = (
+    "ns-3 raises cwnd on the ACK that ends fast recovery: `TcpSocketBase::ProcessAck` sets "
+    "`segsAcked = (ackNumber - oldHeadSequence) / segmentSize`, which counts the segments "
+    "already SACKed, and passes it to `IncreaseWindow` right after `ExitRecovery` set "
+    "cwnd = ssthresh (traced: a Reno flow 11.9 → 14.9 packets, a CUBIC flow +1 packet, at "
+    "the same instant); Linux `tcp_cong_control` grows cwnd only by newly delivered "
+    "packets (`acked_sacked`), as ccsim does. With windows of 8-20 packets ns-3 flows shed "
+    "less per loss, so PIE needs more drops for the same delay and utilisation: ccsim is "
+    "closer to Linux."
+)
+EXPLANATIONS: dict[str, str] = {
+    "reno-droptail-1bdp": (
+        "ns-3 ends every loss episode with a retransmission timeout (see the RTO counts "
+        "below): its RTO is RFC 6298 `max(MinRto, SRTT + 4·RTTVAR)` (`RttMeanDeviation`), "
+        "≈ 204 ms once the full 1-BDP queue makes the RTT a steady 200 ms, and fires before "
+        "the fast retransmission, queued behind 100 ms of packets, is ACKed; Linux "
+        "`tcp_set_rto` gives SRTT + max(mdev, rto_min) ≈ 400 ms, as ccsim does. ccsim is "
+        "closer to Linux (ns-3 with MinRto raised to 320 ms: 99.99% utilisation and the same "
+        "178 retransmissions as ccsim)."
+    ),
+    "reno-droptail-0.25bdp": (
+        "Same sawtooth (one loss episode per ~6 s cycle, utilisation within 2 pp), but "
+        "ccsim loses 2 packets per episode and ns-3 1: the next additive increase (due one "
+        "window of ACKs, ≈ 126 ms, after the drop) races the loss detection (1 RTT + 3 "
+        "segments ≈ 129 ms); in ccsim it lands 5 ms before recovery starts and its extra "
+        "packet overflows the 21-packet queue. A phase effect of the cycle, not a model "
+        "difference; with 8-16 drops in the window one packet per cycle is a large ratio."
+    ),
+    "reno-pie-15": _RECOVERY_EXIT
+    + " Also 3\u00d7 the RTOs (RFC 6298 RTO, see reno-droptail-1bdp).",
+    "cubic-pie-50": _RECOVERY_EXIT,
+    "scale-500-cubic-pie-1g": _RECOVERY_EXIT
+    + " At 500 flows (≈ 20 packets each) the extra aggressiveness also shows as a longer "
+    "PIE queue in ns-3 (its p integrates a larger delay error before it holds the flows).",
+    "cubic-codel-ecn-300ms": (
+        "Not attributed to a source line yet. Observed: in ns-3 the queue grows from 2 to "
+        "10 ms inside every 300-ms round trip while cwnd (~400 packets) is still below the "
+        "BDP (500), so CoDel marks once per CUBIC epoch at cwnd ≈ 400 and again above the "
+        "BDP; ccsim's queue stays under 5 ms until cwnd exceeds the BDP (541) and it takes "
+        "two marks per epoch there. Utilisation agrees (within 1 pp) and both run 14-s "
+        "epochs; the marks are few (28-49 in 100 s)."
+    ),
+}
+
+SPEED_NOTE = (
+    "Why ratios fall short: the small scenarios (one to fifteen flows at 10-40 Mbit/s) "
+    "take 10-100 ms of ccsim wall time, where another process on the second core (see "
+    "the load in the header) and per-run fixed costs weigh most, and their ratio moves "
+    "by ±30% from run to run; ns-3 spends 30-60 µs per bottleneck packet there. In the "
+    "scale case ccsim moves fewer packets per second than on one flow (per-flow state and "
+    "2 000 access links fall out of cache), while ns-3 was given the settings below that "
+    "keep its per-hop cost from growing with the number of router interfaces (with its "
+    "default weak end-system model it took about twice as long)."
+)
+
+# Defaults that could not be matched (written to RESULTS.md).
+UNMATCHED = [
+    "RTO: ns-3 `RttMeanDeviation` + `TcpSocketBase` compute RFC 6298 `max(MinRto, SRTT + "
+    "4·RTTVAR)`; Linux (`tcp_set_rto`) and ccsim use `SRTT + max(mdev, rto_min)` (≈ SRTT "
+    "+ 200 ms). No ns-3 attribute reproduces Linux's floor on the variance term.",
+    "Delayed ACKs: ns-3 ACKs every 2nd segment or after `DelAckTimeout` (set to ccsim's "
+    "fixed 40 ms); it has no quick-ACK mode (Linux/ccsim ACK the first 16 segments at "
+    "once) and does not adapt the timeout (Linux's ATO 40-200 ms).",
+    "Connection set-up: ns-3 runs the SYN handshake; ccsim has none, so each ccsim flow "
+    "starts one base RTT after its ns-3 twin opens its connection.",
+    "Loss recovery: neither has RACK-TLP; ns-3 uses its PRR (`TcpPrrRecovery`) with "
+    "`LimitedTransmit` and `ReTxThreshold` 3; Linux/ccsim mark SACK holes lost by the "
+    "`reordering` rule and reduce with PRR.",
+    "NewReno: ns-3 `TcpLinuxReno` (Linux `tcp_reno_cong_avoid` / `max(cwnd/2, 2)`) is "
+    "used; ns-3's `TcpNewReno` uses `BytesInFlight/2` and byte-counted increase.",
+    "PIE (ns-3 `pie-queue-disc.cc`): the early-drop safeguard tests the previous update's "
+    "delay (`m_qDelayOld`) instead of the current one; the idle decay is `p·0.98` "
+    "(Linux `p - p/64`); no +2% above 250 ms; p clamped to 1; the first update runs at "
+    "creation (Linux: after 500 ms); while burst allowance is left ns-3 forces p = 0, "
+    "decrements the allowance by `Tupdate` per update and re-arms it only after "
+    "`BURST_RESET_TIMEOUT` (1.5 s) of low delay (Linux: decrement by dequeue gaps, re-arm "
+    "at once); the 2-MTU guard counts packets (`qSize <= 2`).",
+    "Sojourn time: ns-3's queue discs see a packet leave when it moves to the one-packet "
+    "device queue, one transmission time before it starts on the wire; AQMs therefore "
+    "act on delays ~1 packet time shorter (0.6 ms at 20 Mbps). The reported sojourn is "
+    "measured alike in both (queue-disc enqueue to start of transmission, `PhyTxBegin`).",
+    "Point-to-point framing: ns-3 adds a 2-byte PPP header; every ns-3 link rate is "
+    "scaled by 1502/1500 so a 1500-byte packet takes as long as in ccsim (a 52-byte ACK "
+    "then takes 54/52 as long, on uncongested links).",
+    "RED step marking: ns-3 RED with MinTh = MaxTh = K, QW = 1, Gentle off, UseHardDrop "
+    'off is ccsim\'s `mode = "step"` (mark ECT, drop Not-ECT at ≥ K packets queued).',
+    "CUBIC (ns-3 `tcp-cubic.cc`): HyStart parameters and `CntClamp` 20 as Linux; ns-3 "
+    "works in segments with floating point, Linux/ccsim in jiffies-based fixed point.",
+    "Recovery exit: ns-3 credits the ACK that ends fast recovery with every segment it "
+    "covers, SACKed ones included (`TcpSocketBase::ProcessAck`), and grows cwnd by them "
+    "right after setting it to ssthresh; Linux/ccsim count newly delivered packets only.",
+    "ns-3 speed settings that do not change the model: `Ipv4::StrongEndSystemModel` on "
+    "(a router checks a packet's destination against the addresses of its incoming "
+    "interface only, instead of scanning its hundreds of interfaces: no packet is "
+    "addressed to a router) and static routes with one aggregate per router. ns-3 is the "
+    "wheel's build (release profile with logging and asserts compiled in).",
+]
+
+
+# ---------------------------------------------------------------------------------------
+# Markdown
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    scenario: Scenario
+    checks: list[Check]
+    ccsim: dict
+    ns3: dict
+    ratio: float
+    notes: list[str] = field(default_factory=list)
+
+
+def _fmt_rate(x: float) -> str:
+    if not math.isfinite(x):
+        return "n/a"
+    if x >= 1e6:
+        return f"{x / 1e6:.2f} M"
+    if x >= 1e3:
+        return f"{x / 1e3:.1f} k"
+    return f"{x:.0f}"
+
+
+def write_markdown(rows: Sequence[Row], header: dict, path: Path | None = None) -> str:
+    """The RESULTS.md text (and the file, when ``path`` is given)."""
+    L: list[str] = []
+    L.append("# ccsim vs ns-3: validation and speed, side by side")
+    L.append("")
+    L.append(f"Generated by `{header.get('command', 'python bench/compare.py')}` — do not edit.")
+    L.append("")
+    for k in ("date", "machine", "load", "ccsim", "ns-3", "compiler", "python", "mode"):
+        if k in header:
+            L.append(f"- **{k}**: {header[k]}")
+    L.append("")
+    L.append(
+        "Targets (issue 5): utilisation within 2 percentage points; goodput shares within "
+        "5% relative; sojourn p50 and p90 within 15% or 2 ms, whichever is larger; drop and "
+        "mark probability within 20% relative; ccsim ≥ 100\u00d7 faster than ns-3 "
+        "(≥ 300\u00d7 on the scale case). ✅ within target, ❌ outside (see the explanation "
+        "below the table), · reported without a target. Goodput shares are compared per "
+        "group of identical flows (same CC, RTT and ECN): flows inside a group are "
+        "interchangeable, so their spread is shown by Jain's index instead."
+    )
+    L.append("")
+    L.append("## Agreement")
+    L.append("")
+    L.append("| scenario | metric | ccsim | ns-3 | ns-3 - ccsim | |")
+    L.append("| --- | --- | ---: | ---: | ---: | :---: |")
+    for r in rows:
+        first = True
+        for c in r.checks:
+            mark = "·" if c.ok is None else ("✅" if c.ok else "❌")
+            name = f"**{r.scenario.name}**" if first else ""
+            first = False
+            L.append(f"| {name} | {c.metric} | {c.ccsim} | {c.ns3} | {c.diff} | {mark} |")
+    L.append("")
+    L.append("## Speed")
+    L.append("")
+    L.append(
+        "Simulation wall time only (ccsim: `summary.wall_s`; ns-3: `Simulator::Run()`), "
+        "both measured in this run on this machine; events and bottleneck packets (queue "
+        "departures) over the whole run."
+    )
+    L.append("")
+    L.append(
+        "| scenario | sim. time | ccsim wall | ns-3 wall | ns-3 / ccsim | target | "
+        "ccsim events/s | ns-3 events/s | ccsim pkts/s | ns-3 pkts/s |"
+    )
+    L.append("| --- | ---: | ---: | ---: | ---: | :---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        target = 300 if r.scenario.scale else 100
+        ok = "✅" if r.ratio >= target else "❌"
+        L.append(
+            f"| {r.scenario.name} | {r.ccsim.get('_duration_s', 0):g} s "
+            f"| {r.ccsim['wall_s']:.3f} s | {r.ns3['wall_s']:.2f} s | {r.ratio:.0f}\u00d7 "
+            f"| ≥ {target}\u00d7 {ok} | {_fmt_rate(r.ccsim['events_per_s'])} "
+            f"| {_fmt_rate(r.ns3['events_per_s'])} | {_fmt_rate(r.ccsim['packets_per_s'])} "
+            f"| {_fmt_rate(r.ns3['packets_per_s'])} |"
+        )
+    L.append("")
+    slow = [r for r in rows if r.ratio < (300 if r.scenario.scale else 100)]
+    if rows:
+        cc_pps = [r.ccsim["packets_per_s"] for r in rows]
+        ns_pps = [r.ns3["packets_per_s"] for r in rows]
+        L.append(
+            f"ccsim moved {min(cc_pps) / 1e6:.2f}-{max(cc_pps) / 1e6:.2f} M bottleneck "
+            f"packets per second of wall time, ns-3 {min(ns_pps) / 1e3:.1f}-"
+            f"{max(ns_pps) / 1e3:.1f} k. ccsim's wall time is the median of "
+            f"{CCSIM_REPEATS} identical runs (deterministic: same results); ns-3 ran once."
+            + (
+                f" Below the speed target: {', '.join(r.scenario.name for r in slow)}."
+                if slow
+                else ""
+            )
+        )
+        L.append("")
+        if slow:
+            need = {r.scenario.scale: 0.0 for r in rows}
+            for r in slow:
+                target = 300 if r.scenario.scale else 100
+                need[r.scenario.scale] = max(need[r.scenario.scale], target / r.ratio)
+            parts = []
+            if need.get(False):
+                parts.append(f"{need[False]:.1f}\u00d7 faster on the worst small scenario")
+            if need.get(True):
+                parts.append(f"{need[True]:.1f}\u00d7 faster on the scale case")
+            L.append(
+                SPEED_NOTE + " Meeting the targets in this run would need ccsim "
+                f"{' and '.join(parts)}."
+            )
+            L.append("")
+    L.append("## Rows outside the targets")
+    L.append("")
+    any_bad = False
+    for r in rows:
+        bad = [c.metric for c in r.checks if c.ok is False]
+        if not bad:
+            continue
+        any_bad = True
+        why = EXPLANATIONS.get(r.scenario.name, "not yet explained")
+        if header.get("mode", "").startswith("quick"):
+            why = "(quick mode: shortened windows, see the full run) " + why
+        L.append(f"- **{r.scenario.name}** ({', '.join(bad)}): {why}")
+    if not any_bad:
+        L.append("None.")
+    L.append("")
+    L.append("## Scenarios")
+    L.append("")
+    for r in rows:
+        L.append(f"- **{r.scenario.name}**: {r.scenario.title}.")
+        for note in r.notes:
+            L.append(f"  - {note}")
+    L.append("")
+    L.append("## Configuration")
+    L.append("")
+    L.append(
+        "Both simulators build the same dumbbell from the same parameters (see "
+        "`python/ccsim/compare.py`): per-flow access links at 10\u00d7 the bottleneck rate "
+        "carrying the base RTT, an uncongested reverse path at the bottleneck rate with an "
+        "ample FIFO, MSS 1448 (1500-byte packets with timestamps), SACK on, initial window "
+        "10, delayed ACKs (every 2nd segment, 40 ms timeout), minimum RTO 200 ms, initial "
+        "RTO 1 s, ns-3 socket buffers of twice each flow's share of the pipe (BDP + queue "
+        "limit) plus 1 MiB (ns-3's 128 KiB default would cap the window; ccsim's receive "
+        "window never limits), the ns-3 device queue under the queue disc shrunk to one "
+        "packet, and no queue disc (no default FQ-CoDel) on any other ns-3 device. ns-3: "
+        "`TcpLinuxReno`, `TcpCubic`, `TcpDctcp` set per host (sender and receiver), ECN "
+        "requested per socket (`UseEcn` On on ECN senders, AcceptOnly on receivers). "
+        "Each run checks what ns-3 did: the root queue disc on the bottleneck, no other "
+        "queue disc, the device queue size and its drops, ECN negotiated per flow."
+    )
+    L.append("")
+    L.append("Defaults that could not be matched:")
+    L.append("")
+    for u in UNMATCHED:
+        L.append(f"- {u}")
+    L.append("")
+    text = "\n".join(L)
+    if path is not None:
+        path.write_text(text)
+    return text
+
+
+# ---------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------
+
+
+def _group_info(sc: Scenario) -> tuple[list[int], list[str]]:
+    groups: list[int] = []
+    names: list[str] = []
+    for gi, g in enumerate(sc.flows):
+        names.append(
+            f"{g.cc}" + (f" {g.rtt_ms:g} ms" if len({x.rtt_ms for x in sc.flows}) > 1 else "")
+        )
+        groups += [gi] * g.count
+    return groups, names
+
+
+CCSIM_REPEATS = 3
+
+
+def run_ccsim(sc: Scenario, quick: bool, repeats: int = CCSIM_REPEATS) -> dict:
+    """Run ccsim ``repeats`` times (deterministic: identical results) and keep the median
+    simulation wall time, so that one run disturbed by another process does not decide
+    the speed ratio."""
+    import ccsim
+
+    scenario = ccsim_scenario(sc, quick)
+    walls = []
+    result = None
+    for _ in range(max(1, repeats)):
+        r = ccsim.run(scenario)
+        walls.append(r.summary["wall_s"])
+        if result is not None:
+            a = {k: v for k, v in result.summary.items() if k != "wall_s"}
+            b = {k: v for k, v in r.summary.items() if k != "wall_s"}
+            if a != b:  # pragma: no cover - ccsim is deterministic
+                raise RuntimeError(f"{sc.name}: ccsim runs differ")
+        result = r
+    assert result is not None
+    summary = dict(result.summary)
+    summary["wall_s"] = float(np.median(walls))
+    summary["_rate_bps"] = sc.rate_mbps * 1e6
+    cdf_tab = result.tables["sojourn_cdf"]
+    groups, _ = _group_info(sc)
+    raw = ccsim_raw(
+        summary,
+        cdf_tab.column("sojourn_ms").to_pylist(),
+        cdf_tab.column("cdf").to_pylist(),
+        groups,
+    )
+    m = metrics(raw)
+    m["_duration_s"] = summary["duration_s"]
+    m["_extra"] = raw.extra
+    return m
+
+
+def run_ns3(sc: Scenario, quick: bool, exe: Path, work: Path) -> dict:
+    work.mkdir(parents=True, exist_ok=True)
+    cfg = work / f"{sc.name}.cfg"
+    oj = work / f"{sc.name}.json"
+    os_ = work / f"{sc.name}.sojourn"
+    cfg.write_text(ns3_config(sc, quick, oj, os_))
+    proc = subprocess.run([str(exe), str(cfg)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ns-3 run {sc.name} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    out = json.loads(oj.read_text())
+    samples = np.fromfile(os_, dtype=np.int64)
+    _, m0, m1 = sc.timing(quick)
+    groups, _ = _group_info(sc)
+    raw = ns3_raw(out, samples, m1 - m0, sc.rate_mbps * 1e6, groups)
+    m = metrics(raw)
+    m["_extra"] = raw.extra
+    return m
+
+
+def ns3_notes(sc: Scenario, ns: dict, cc: dict) -> list[str]:
+    """What ns-3 actually did, and the retransmission/timeout counts of both."""
+    ex = ns["_extra"]
+    ch = ex["checks"]
+    notes = []
+    problems = []
+    want = ns3_queue_attrs(sc.queue)[0]
+    if ch["root_qdisc"] != want:
+        problems.append(f"root queue disc {ch['root_qdisc']} (wanted {want})")
+    if ch["other_qdiscs"]:
+        problems.append(f"{ch['other_qdiscs']} other devices have a queue disc")
+    if ch["device_queue_max"] != "1p":
+        problems.append(f"device queue {ch['device_queue_max']}")
+    if ch["device_queue_drops"] or ch["access_device_drops"]:
+        problems.append(
+            f"device-queue drops: bottleneck {ch['device_queue_drops']}, "
+            f"elsewhere {ch['access_device_drops']}"
+        )
+    if ch["sojourn_mismatch"]:
+        problems.append(f"{ch['sojourn_mismatch']} sojourn samples could not be matched")
+    bad_ecn = sum(r != n for r, n in zip(ex["ecn_requested"], ex["ecn"], strict=True))
+    if bad_ecn:
+        problems.append(f"ECN negotiation differs from the request on {bad_ecn} flow(s)")
+    n_ecn = sum(ex["ecn"])
+    notes.append(
+        f"ns-3 checked: root queue disc `{ch['root_qdisc']}`, device queue "
+        f"{ch['device_queue_max']}, {ch['device_queue_drops']} device drops, no other queue "
+        f"disc: {'yes' if not ch['other_qdiscs'] else 'NO'}, ECN negotiated on {n_ecn} of "
+        f"{len(ex['ecn'])} flow(s), congestion control {', '.join(ex['cc'])}"
+        + (f"; PROBLEMS: {'; '.join(problems)}" if problems else "")
+    )
+    notes.append(
+        f"whole run: retransmitted packets ccsim {cc['_extra']['retransmits']} / ns-3 "
+        f"{ex['retransmits']}; retransmission timeouts ccsim {cc['_extra']['timeouts']} / "
+        f"ns-3 {ex['timeouts']}"
+    )
+    return notes
+
+
+def machine_header(build: Ns3Build | None, quick: bool, command: str) -> dict:
+    import ccsim
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    h = {
+        "command": command,
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.release()}",
+        "ccsim": ccsim.__version__,
+        "python": platform.python_version(),
+        "mode": "quick (shortened runs)" if quick else "full",
+    }
+    if build is not None:
+        h["ns-3"] = f"{build.version} (PyPI wheel `ns3`, C++ program `bench/ns3/dumbbell.cc`)"
+        try:
+            v = subprocess.run([build.compiler, "--version"], capture_output=True, text=True)
+            h["compiler"] = v.stdout.splitlines()[0]
+        except (OSError, IndexError):
+            pass
+    return h
+
+
+def find_source(explicit: str | None = None) -> Path:
+    """``bench/ns3/dumbbell.cc`` of the repository (searched from the cwd upwards)."""
+    if explicit:
+        return Path(explicit)
+    here = Path.cwd().resolve()
+    for d in (here, *here.parents):
+        p = d / "bench" / "ns3" / "dumbbell.cc"
+        if p.exists():
+            return p
+    p = Path(__file__).resolve().parents[2] / "bench" / "ns3" / "dumbbell.cc"
+    if p.exists():
+        return p
+    raise Ns3Unavailable(
+        "bench/ns3/dumbbell.cc not found: run from a checkout of the ccsim repository"
+    )
+
+
+def run(
+    quick: bool = False,
+    only: str | None = None,
+    output: Path | None = None,
+    work: Path | None = None,
+    log: Callable[[str], None] = print,
+    command: str = "python bench/compare.py",
+) -> list[Row]:
+    source = find_source()
+    bench_dir = source.parent.parent
+    output = output or bench_dir / "RESULTS.md"
+    build = find_ns3()
+    if work is None:
+        with tempfile.TemporaryDirectory(prefix="ccsim-ns3-") as tmp:
+            return _run(quick, only, output, Path(tmp), build, source, log, command)
+    return _run(quick, only, output, work, build, source, log, command)
+
+
+def _run(
+    quick: bool,
+    only: str | None,
+    output: Path,
+    work: Path,
+    build: Ns3Build,
+    source: Path,
+    log: Callable[[str], None],
+    command: str,
+) -> list[Row]:
+    exe = work / "dumbbell"
+    t0 = time.monotonic()
+    build_ns3_program(build, source, exe)
+    log(f"compiled {source.name} against ns-3 {build.version} in {time.monotonic() - t0:.0f} s")
+    load0 = os.getloadavg()
+    rows: list[Row] = []
+    for sc in MATRIX:
+        if only and not re.search(only, sc.name):
+            continue
+        t1 = time.monotonic()
+        cc = run_ccsim(sc, quick)
+        ns = run_ns3(sc, quick, exe, work)
+        _, names = _group_info(sc)
+        checks = compare_metrics(cc, ns, names)
+        ratio = speed_ratio(cc, ns)
+        row = Row(sc, checks, cc, ns, ratio, ns3_notes(sc, ns, cc))
+        rows.append(row)
+        bad = [c.metric for c in checks if c.ok is False]
+        log(
+            f"{sc.name}: ns-3/ccsim {ratio:.0f}x (ccsim {cc['wall_s']:.3f} s, ns-3 "
+            f"{ns['wall_s']:.2f} s), {'ok' if not bad else 'outside: ' + ', '.join(bad)} "
+            f"[{time.monotonic() - t1:.0f} s]"
+        )
+    load1 = os.getloadavg()
+    header = machine_header(build, quick, command)
+    header["load"] = (
+        f"load average {load0[0]:.2f} at the start, {load1[0]:.2f} at the end "
+        f"({os.cpu_count()} cores; other processes may share the machine)"
+    )
+    write_markdown(rows, header, output)
+    log(f"wrote {output}")
+    return rows
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    p = parser or argparse.ArgumentParser(
+        prog="compare", description="Run the ccsim vs ns-3 validation matrix."
+    )
+    p.add_argument("--quick", action="store_true", help="shortened runs (under 5 minutes)")
+    p.add_argument("--only", metavar="REGEX", help="run only the scenarios matching REGEX")
+    p.add_argument("-o", "--output", metavar="FILE", help="Markdown file (bench/RESULTS.md)")
+    p.add_argument("--work", metavar="DIR", help="keep the ns-3 build and raw outputs here")
+    return p
+
+
+def main(argv: Sequence[str] | None = None, command: str = "python bench/compare.py") -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        run(
+            quick=args.quick,
+            only=args.only,
+            output=Path(args.output) if args.output else None,
+            work=Path(args.work) if args.work else None,
+            command=command + (" --quick" if args.quick else ""),
+        )
+    except Ns3Unavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,231 @@
+"""The ns-3 comparison without ns-3: the metrics computed from raw counts, the agreement
+checks, the Markdown writer, and the scenario translation for both simulators, on
+synthetic data. Nothing here compiles or runs ns-3."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ccsim
+from ccsim import cli, compare
+from ccsim.compare import RawRun
+
+
+def raw(**kw) -> RawRun:
+    base = dict(
+        window_s=10.0,
+        rate_bps=10e6,
+        flow_bytes=[6_250_000.0, 5_000_000.0],
+        flow_groups=[0, 1],
+        departed_bytes=12_000_000.0,
+        arrivals=8000,
+        drops=80,
+        marks=0,
+        sojourn_ms=np.array([1.0, 2.0, 3.0, 4.0]),
+        sojourn_weight=np.array([0.25, 0.25, 0.25, 0.25]),
+        wall_s=0.5,
+        events=1_000_000,
+        bottleneck_packets=8000,
+    )
+    base.update(kw)
+    return RawRun(**base)
+
+
+def test_metrics_from_raw_counts():
+    m = compare.metrics(raw())
+    assert m["flow_goodput_mbps"] == pytest.approx([5.0, 4.0])
+    assert m["goodput_mbps"] == pytest.approx(9.0)
+    assert m["utilisation"] == pytest.approx(0.96)
+    assert m["group_share"] == pytest.approx([5 / 9, 4 / 9])
+    assert m["jain"] == pytest.approx(81 / (2 * 41))
+    assert m["sojourn_mean_ms"] == pytest.approx(2.5)
+    assert m["sojourn_p50_ms"] == 2.0
+    assert m["sojourn_p90_ms"] == 4.0
+    assert m["drop_probability"] == pytest.approx(0.01)
+    assert m["mark_probability"] == 0.0
+    assert m["events_per_s"] == pytest.approx(2e6)
+    assert m["packets_per_s"] == pytest.approx(16000)
+
+
+def test_quantiles_follow_hdr_rule_and_both_inputs_agree():
+    # The same distribution given as raw samples (ns-3) and as a CDF (ccsim's table).
+    samples = np.array([5, 1, 3, 3, 2, 2, 2, 4, 1, 2]) * 1_000_000  # ns
+    v1, w1 = compare.distribution_from_samples(samples)
+    values = [1.0, 2.0, 3.0, 4.0, 5.0]
+    cdf = np.cumsum([2, 4, 2, 1, 1]) / 10
+    v2, w2 = compare.distribution_from_cdf(values, cdf)
+    np.testing.assert_allclose(v1, v2)
+    np.testing.assert_allclose(w1, w2)
+    # smallest value whose cumulative probability reaches q
+    assert compare.quantile(v1, w1, 0.2) == 1.0
+    assert compare.quantile(v1, w1, 0.21) == 2.0
+    assert compare.quantile(v1, w1, 0.6) == 2.0
+    assert compare.quantile(v1, w1, 0.99) == 5.0
+    assert math.isnan(compare.quantile(np.zeros(0), np.zeros(0), 0.5))
+
+
+def test_agreement_checks_apply_the_issue_targets():
+    a = compare.metrics(raw())
+    # utilisation -1.5 pp, shares within 5%, p50 +0.5 ms (< 2 ms), drops +10%
+    b = compare.metrics(
+        raw(
+            departed_bytes=11_812_500.0,
+            flow_bytes=[6_100_000.0, 5_000_000.0],
+            sojourn_ms=np.array([1.5, 2.5, 3.5, 4.5]),
+            drops=88,
+        )
+    )
+    checks = {c.metric: c for c in compare.compare_metrics(a, b, ["cubic", "dctcp"])}
+    assert checks["utilisation"].ok is True
+    assert checks["utilisation"].diff == "-1.50 pp"
+    assert checks["goodput share cubic"].ok is True
+    assert checks["sojourn p50"].ok is True
+    assert checks["drop probability"].ok is True
+    assert checks["sojourn mean"].ok is None  # reported, no target
+    assert "mark probability" not in checks  # both zero: nothing to compare
+
+    c = compare.metrics(
+        raw(
+            departed_bytes=11_000_000.0,  # -8 pp
+            flow_bytes=[4_000_000.0, 6_000_000.0],  # shares swap
+            sojourn_ms=np.array([10.0, 20.0, 30.0, 40.0]),  # p50 20 vs 2 ms
+            drops=200,
+        )
+    )
+    checks = {c.metric: c for c in compare.compare_metrics(a, c, ["cubic", "dctcp"])}
+    assert not checks["utilisation"].ok
+    assert not checks["goodput share cubic"].ok
+    assert not checks["sojourn p50"].ok
+    assert not checks["drop probability"].ok
+
+
+def test_sojourn_tolerance_is_15_percent_or_2_ms():
+    a = compare.metrics(raw(sojourn_ms=np.array([40.0]), sojourn_weight=np.array([1.0])))
+    ok = compare.metrics(raw(sojourn_ms=np.array([45.9]), sojourn_weight=np.array([1.0])))
+    bad = compare.metrics(raw(sojourn_ms=np.array([46.1]), sojourn_weight=np.array([1.0])))
+    assert {c.metric: c.ok for c in compare.compare_metrics(a, ok, ["x"])}["sojourn p50"]
+    assert not {c.metric: c.ok for c in compare.compare_metrics(a, bad, ["x"])}["sojourn p50"]
+    small = compare.metrics(raw(sojourn_ms=np.array([1.0]), sojourn_weight=np.array([1.0])))
+    near = compare.metrics(raw(sojourn_ms=np.array([2.9]), sojourn_weight=np.array([1.0])))
+    assert {c.metric: c.ok for c in compare.compare_metrics(small, near, ["x"])}["sojourn p50"]
+
+
+def _row(name: str, ok: bool, ratio: float, scale: bool = False) -> compare.Row:
+    sc = next(s for s in compare.MATRIX if s.name == name)
+    a = compare.metrics(raw())
+    b = compare.metrics(raw(drops=80 if ok else 200, wall_s=0.5 * ratio))
+    a["_duration_s"] = 60.0
+    checks = compare.compare_metrics(a, b, ["newreno"])
+    return compare.Row(sc, checks, a, b, compare.speed_ratio(a, b), ["a note"])
+
+
+def test_markdown_has_header_both_values_differences_and_explanations(tmp_path: Path):
+    rows = [
+        _row("reno-droptail-1bdp", ok=False, ratio=150),
+        _row("reno-pie-1", ok=True, ratio=90),
+    ]
+    header = {"date": "2030-01-01 00:00 UTC", "machine": "test box", "ccsim": "9.9", "ns-3": "3.44"}
+    out = tmp_path / "RESULTS.md"
+    text = compare.write_markdown(rows, header, out)
+    assert out.read_text() == text
+    assert "- **machine**: test box" in text
+    assert "- **ns-3**: 3.44" in text
+    assert "| scenario | metric | ccsim | ns-3 | ns-3 - ccsim | |" in text
+    assert "| **reno-droptail-1bdp** | utilisation | 96.00% | 96.00% | +0.00 pp | ✅ |" in text
+    assert "| drop probability | 1.000% (80) | 2.500% (200) | +150% | ❌ |" in text
+    # speed: both wall times and the ratio against the target
+    assert "| reno-droptail-1bdp | 60 s | 0.500 s | 75.00 s | 150\u00d7 | ≥ 100\u00d7 ✅ |" in text
+    assert "| reno-pie-1 | 60 s | 0.500 s | 45.00 s | 90\u00d7 | ≥ 100\u00d7 ❌ |" in text
+    assert "Below the speed target: reno-pie-1." in text
+    # the failing row carries its one-line explanation, the passing one none
+    assert (
+        f"- **reno-droptail-1bdp** (drop probability): {compare.EXPLANATIONS['reno-droptail-1bdp']}"
+        in text
+    )
+    assert "- **reno-pie-1** (" not in text
+    assert "  - a note" in text
+    for line in compare.UNMATCHED:
+        assert line in text
+
+
+def test_every_scenario_translates_to_both_simulators(tmp_path: Path):
+    names = set()
+    for sc in compare.MATRIX:
+        names.add(sc.name)
+        for quick in (False, True):
+            scenario = compare.ccsim_scenario(sc, quick)
+            ccsim.validate(scenario)  # a valid ccsim scenario
+            assert len(scenario["flows"]) == sc.n_flows()
+            cfg = compare.ns3_config(sc, quick, tmp_path / "o.json", tmp_path / "o.bin")
+            flows = [line.split() for line in cfg.splitlines() if line.startswith("flow ")]
+            assert len(flows) == sc.n_flows()
+            # ccsim starts each flow one base RTT after ns-3 opens its connection
+            for f, (g, start) in zip(scenario["flows"], compare.flow_list(sc), strict=True):
+                assert f["start"] == f"{start + g.rtt_ms / 1000:.9f}s"
+            qdisc, _ = compare.ns3_queue_attrs(sc.queue)
+            assert f"qdisc {qdisc}" in cfg
+            assert f"qattr MaxSize {sc.queue.limit}" in cfg
+            buf = int(next(x for x in cfg.splitlines() if x.startswith("buf_bytes")).split()[1])
+            assert buf > 131072  # above ns-3's default socket buffer
+    # the matrix of issue 5
+    assert {"reno-droptail-1bdp", "reno-droptail-0.25bdp", "reno-pie-1", "reno-pie-5"} <= names
+    assert {"reno-pie-15", "cubic-dctcp-red-step", "cubic-pie-50"} <= names
+    assert {f"cubic-codel-ecn-{r}ms" for r in (20, 80, 160, 300)} <= names
+    assert any(s.scale and s.n_flows() >= 200 and s.rate_mbps >= 1000 for s in compare.MATRIX)
+
+
+def test_pie_is_configured_as_linux_in_ns3():
+    q = next(s for s in compare.MATRIX if s.queue.kind == "pie").queue
+    qdisc, attrs = compare.ns3_queue_attrs(q)
+    a = dict(attrs)
+    assert qdisc == "ns3::PieQueueDisc"
+    assert a["UseDerandomization"] == "true"
+    assert a["MaxBurstAllowance"] == "150ms"
+    assert a["QueueDelayReference"] == "15ms"
+    assert a["MaxSize"] == q.limit
+
+
+def test_ns3_build_flags_from_the_wheels_cmake_config(tmp_path: Path, monkeypatch):
+    # A fake wheel layout: the compile definitions come from ns3Targets.cmake.
+    root = tmp_path / "ns3"
+    cm = root / "lib64" / "cmake" / "ns3"
+    cm.mkdir(parents=True)
+    (root / "include").mkdir()
+    (root / "lib64" / "libns3.44-core.so").write_text("")
+    (cm / "ns3Targets.cmake").write_text(
+        "add_library(ns3::core SHARED IMPORTED)\n"
+        "set_target_properties(ns3::core PROPERTIES\n"
+        '  INTERFACE_COMPILE_DEFINITIONS "PROJECT_SOURCE_PATH=\\"/x\\";NS3_BUILD_PROFILE_RELEASE;'
+        'NS3_LOG_ENABLE"\n)\n'
+    )
+
+    class Dist:
+        version = "3.44.post0"
+        files = ("ns3/lib64/cmake/ns3/ns3Targets.cmake",)
+
+        def locate_file(self, f):
+            return tmp_path / str(f)
+
+    import importlib.metadata as md
+
+    monkeypatch.setattr(md, "distribution", lambda name: Dist())
+    b = compare.find_ns3()
+    assert b.root == root
+    assert "NS3_BUILD_PROFILE_RELEASE" in b.defines
+    assert 'PROJECT_SOURCE_PATH="/x"' in b.defines
+    assert "-lns3.44-core" in b.libs and "-lns3.44-traffic-control" in b.libs
+
+
+def test_missing_ns3_is_bad_input(monkeypatch, capsys):
+    import importlib.metadata as md
+
+    def missing(name):
+        raise md.PackageNotFoundError(name)
+
+    monkeypatch.setattr(md, "distribution", missing)
+    assert cli.main(["compare", "ns3", "--quick"]) == cli.EXIT_BAD_INPUT
+    assert "pip install '.[ns3]'" in capsys.readouterr().err
