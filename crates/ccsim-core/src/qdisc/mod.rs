@@ -95,16 +95,17 @@ pub trait QueueDisc {
     fn on_timer(&mut self, _ctx: &mut QdiscCtx<'_>) {}
 }
 
-/// The disciplines ccsim knows, dispatched statically.
+/// The disciplines ccsim knows, dispatched statically. The AQMs are boxed so that a
+/// link (and thousands of uncongested DropTail access links) stays small in cache.
 #[derive(Debug)]
 pub enum Qdisc {
     DropTail(droptail::DropTail),
-    Pie(pie::Pie),
-    Codel(codel::Codel),
-    Red(red::Red),
-    FqCodel(fq_codel::FqCodel),
-    Csaqm(csaqm::Csaqm),
-    PvPie(pvpie::PvPie),
+    Pie(Box<pie::Pie>),
+    Codel(Box<codel::Codel>),
+    Red(Box<red::Red>),
+    FqCodel(Box<fq_codel::FqCodel>),
+    Csaqm(Box<csaqm::Csaqm>),
+    PvPie(Box<pvpie::PvPie>),
     /// A token-bucket shaper in front of another discipline.
     Shaped(Box<shaper::Shaped>),
 }
@@ -311,14 +312,20 @@ pub fn build(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Qdisc, Scena
         "droptail" | "pfifo" | "bfifo" | "fifo" => Ok(Qdisc::DropTail(
             droptail::DropTail::from_spec(spec, path, link)?,
         )),
-        "pie" => Ok(Qdisc::Pie(pie::Pie::from_spec(spec, path, link)?)),
-        "codel" => Ok(Qdisc::Codel(codel::Codel::from_spec(spec, path, link)?)),
-        "red" => Ok(Qdisc::Red(red::Red::from_spec(spec, path, link)?)),
-        "fq_codel" => Ok(Qdisc::FqCodel(fq_codel::FqCodel::from_spec(
+        "pie" => Ok(Qdisc::Pie(Box::new(pie::Pie::from_spec(spec, path, link)?))),
+        "codel" => Ok(Qdisc::Codel(Box::new(codel::Codel::from_spec(
             spec, path, link,
-        )?)),
-        "csaqm" => Ok(Qdisc::Csaqm(csaqm::Csaqm::from_spec(spec, path, link)?)),
-        "pvpie" => Ok(Qdisc::PvPie(pvpie::PvPie::from_spec(spec, path, link)?)),
+        )?))),
+        "red" => Ok(Qdisc::Red(Box::new(red::Red::from_spec(spec, path, link)?))),
+        "fq_codel" => Ok(Qdisc::FqCodel(Box::new(fq_codel::FqCodel::from_spec(
+            spec, path, link,
+        )?))),
+        "csaqm" => Ok(Qdisc::Csaqm(Box::new(csaqm::Csaqm::from_spec(
+            spec, path, link,
+        )?))),
+        "pvpie" => Ok(Qdisc::PvPie(Box::new(pvpie::PvPie::from_spec(
+            spec, path, link,
+        )?))),
         other => Err(ScenarioError::new(
             format!("{path}.kind"),
             format!(
