@@ -6,8 +6,7 @@
 //! (rounded, at least 1), as papers quote buffers in packets (e.g. paper 003's
 //! "BDP of 83 packets" at 10 Mbps x 100 ms).
 
-use std::collections::VecDeque;
-
+use super::fifo::PacketFifo;
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
 use crate::net::packet::PacketId;
 use crate::scenario::{AlgoSpec, QueueLimit, ScenarioError};
@@ -23,8 +22,7 @@ pub enum Limit {
 #[derive(Debug)]
 pub struct DropTail {
     limit: Limit,
-    queue: VecDeque<PacketId>,
-    bytes: u64,
+    fifo: PacketFifo,
 }
 
 /// Resolve a [`QueueLimit`] at a link.
@@ -44,8 +42,7 @@ impl DropTail {
     pub fn new(limit: Limit) -> Self {
         DropTail {
             limit,
-            queue: VecDeque::new(),
-            bytes: 0,
+            fifo: PacketFifo::default(),
         }
     }
 
@@ -66,12 +63,11 @@ impl QueueDisc for DropTail {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
         let size = ctx.pool.get(id).size_bytes as u64;
         let admit = match self.limit {
-            Limit::Packets(n) => (self.queue.len() as u64) < n,
-            Limit::Bytes(b) => self.bytes + size <= b,
+            Limit::Packets(n) => (self.fifo.len() as u64) < n,
+            Limit::Bytes(b) => self.fifo.bytes() + size <= b,
         };
         if admit {
-            self.queue.push_back(id);
-            self.bytes += size;
+            self.fifo.push(id, size);
         } else {
             ctx.drop_packet(id);
         }
@@ -79,24 +75,23 @@ impl QueueDisc for DropTail {
 
     #[inline]
     fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
-        let id = self.queue.pop_front()?;
-        self.bytes -= ctx.pool.get(id).size_bytes as u64;
+        let id = self.fifo.pop(ctx.pool)?;
         Some(id)
     }
 
     fn peek(&self) -> Option<PacketId> {
-        self.queue.front().copied()
+        self.fifo.peek()
     }
 
     fn len_packets(&self) -> usize {
-        self.queue.len()
+        self.fifo.len()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 
     fn held(&self) -> Vec<PacketId> {
-        self.queue.iter().copied().collect()
+        self.fifo.held()
     }
 }

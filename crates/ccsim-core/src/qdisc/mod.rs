@@ -15,6 +15,7 @@
 pub mod codel;
 pub mod csaqm;
 pub mod droptail;
+pub mod fifo;
 pub mod fq_codel;
 pub mod pie;
 pub mod pvpie;

@@ -126,10 +126,9 @@
 //!   by `quiet_reset`; the other parameters are §IV's, not Linux's defaults.
 //! - The qdisc is assumed created at simulated time 0 (first update at `first_update`).
 
-use std::collections::VecDeque;
-
 use super::codel::positive_duration;
 use super::droptail::{resolve_limit, Limit};
+use super::fifo::PacketFifo;
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
 use crate::engine::rng::SimRng;
 use crate::net::packet::PacketId;
@@ -809,16 +808,14 @@ pub(crate) fn parse_pie_config<'a>(
 #[derive(Debug)]
 pub struct Pie {
     ctrl: PieController,
-    queue: VecDeque<PacketId>,
-    bytes: u64,
+    fifo: PacketFifo,
 }
 
 impl Pie {
     pub fn new(cfg: PieConfig) -> Self {
         Pie {
             ctrl: PieController::new(cfg),
-            queue: VecDeque::new(),
-            bytes: 0,
+            fifo: PacketFifo::default(),
         }
     }
 
@@ -850,16 +847,20 @@ pub(crate) fn admits(limit: Limit, len: usize, bytes: u64, size: u64) -> bool {
 impl QueueDisc for Pie {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
         let size = ctx.pool.get(id).size_bytes as u64;
-        if !admits(self.ctrl.cfg.limit, self.queue.len(), self.bytes, size) {
+        if !admits(
+            self.ctrl.cfg.limit,
+            self.fifo.len(),
+            self.fifo.bytes(),
+            size,
+        ) {
             self.ctrl.on_drop();
             ctx.drop_packet(id);
             return;
         }
-        let enqueue = !self.ctrl.drop_early(self.bytes, size, ctx.rng)
+        let enqueue = !self.ctrl.drop_early(self.fifo.bytes(), size, ctx.rng)
             || (self.ctrl.may_mark() && ctx.mark_ce(id));
         if enqueue {
-            self.queue.push_back(id);
-            self.bytes += size;
+            self.fifo.push(id, size);
         } else {
             self.ctrl.on_drop();
             ctx.drop_packet(id);
@@ -867,29 +868,29 @@ impl QueueDisc for Pie {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
-        let id = self.queue.pop_front()?;
+        let id = self.fifo.pop(ctx.pool)?;
         let p = ctx.pool.get(id);
         let size = p.size_bytes as u64;
         let sojourn = ctx.now_ns.saturating_sub(p.enqueue_ns);
-        self.bytes -= size;
-        self.ctrl.on_dequeue(ctx.now_ns, sojourn, size, self.bytes);
+        self.ctrl
+            .on_dequeue(ctx.now_ns, sojourn, size, self.fifo.bytes());
         Some(id)
     }
 
     fn peek(&self) -> Option<PacketId> {
-        self.queue.front().copied()
+        self.fifo.peek()
     }
 
     fn len_packets(&self) -> usize {
-        self.queue.len()
+        self.fifo.len()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 
     fn held(&self) -> Vec<PacketId> {
-        self.queue.iter().copied().collect()
+        self.fifo.held()
     }
 
     fn uses_timer(&self) -> bool {
@@ -901,7 +902,7 @@ impl QueueDisc for Pie {
     }
 
     fn on_timer(&mut self, _ctx: &mut QdiscCtx<'_>) {
-        self.ctrl.update(self.bytes);
+        self.ctrl.update(self.fifo.bytes());
     }
 }
 

@@ -37,6 +37,7 @@
 use std::collections::VecDeque;
 
 use super::codel::positive_duration;
+use super::fifo::PacketFifo;
 use super::pie::{admits, parse_pie_config, PieConfig, PieController, PIE_KEYS};
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
 use crate::net::packet::PacketId;
@@ -142,8 +143,7 @@ pub struct PvPie {
     hist: ValueHist,
     /// Packets with coded value below this are dropped or marked (65536 = all).
     ctv: u32,
-    queue: VecDeque<PacketId>,
-    bytes: u64,
+    fifo: PacketFifo,
 }
 
 impl PvPie {
@@ -154,8 +154,7 @@ impl PvPie {
             arrivals: VecDeque::new(),
             hist: ValueHist::new(),
             ctv: 0,
-            queue: VecDeque::new(),
-            bytes: 0,
+            fifo: PacketFifo::default(),
         }
     }
 
@@ -222,43 +221,47 @@ impl QueueDisc for PvPie {
         self.expire(now);
         self.arrivals.push_back((now, v));
         self.hist.add(v, 1);
-        if !admits(self.ctrl.cfg.limit, self.queue.len(), self.bytes, size) {
+        if !admits(
+            self.ctrl.cfg.limit,
+            self.fifo.len(),
+            self.fifo.bytes(),
+            size,
+        ) {
             ctx.drop_packet(id);
             return;
         }
-        let act = !self.ctrl.exempt(self.bytes) && (v as u32) < self.ctv;
+        let act = !self.ctrl.exempt(self.fifo.bytes()) && (v as u32) < self.ctv;
         if !act || (self.ctrl.may_mark() && ctx.mark_ce(id)) {
-            self.queue.push_back(id);
-            self.bytes += size;
+            self.fifo.push(id, size);
         } else {
             ctx.drop_packet(id);
         }
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
-        let id = self.queue.pop_front()?;
+        let id = self.fifo.pop(ctx.pool)?;
         let p = ctx.pool.get(id);
         let size = p.size_bytes as u64;
         let sojourn = ctx.now_ns.saturating_sub(p.enqueue_ns);
-        self.bytes -= size;
-        self.ctrl.on_dequeue(ctx.now_ns, sojourn, size, self.bytes);
+        self.ctrl
+            .on_dequeue(ctx.now_ns, sojourn, size, self.fifo.bytes());
         Some(id)
     }
 
     fn peek(&self) -> Option<PacketId> {
-        self.queue.front().copied()
+        self.fifo.peek()
     }
 
     fn len_packets(&self) -> usize {
-        self.queue.len()
+        self.fifo.len()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 
     fn held(&self) -> Vec<PacketId> {
-        self.queue.iter().copied().collect()
+        self.fifo.held()
     }
 
     fn uses_timer(&self) -> bool {
@@ -270,7 +273,7 @@ impl QueueDisc for PvPie {
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx<'_>) {
-        self.ctrl.update(self.bytes);
+        self.ctrl.update(self.fifo.bytes());
         self.recompute_ctv(ctx.now_ns);
     }
 }

@@ -61,8 +61,7 @@
 //! link finishes sending the last queued packet (Linux: at the next empty dequeue); ns-2's
 //! `qlen > 1` guard and `wait` option are not implemented.
 
-use std::collections::VecDeque;
-
+use super::fifo::PacketFifo;
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
 use crate::engine::serialisation_ns;
 use crate::net::packet::PacketId;
@@ -121,8 +120,7 @@ pub struct Red {
     q_r: f64,
     idle_since: Option<u64>,
     next_adapt_ns: u64,
-    queue: VecDeque<PacketId>,
-    bytes: u64,
+    fifo: PacketFifo,
 }
 
 const KEYS: &[&str] = &[
@@ -168,8 +166,7 @@ impl Red {
             // Linux starts an idle period when configured on an empty queue.
             idle_since: Some(0),
             next_adapt_ns: ADAPT_NS,
-            queue: VecDeque::new(),
-            bytes: 0,
+            fifo: PacketFifo::default(),
         }
     }
 
@@ -312,8 +309,8 @@ impl Red {
 
     fn backlog(&self) -> f64 {
         match self.cfg.unit {
-            Unit::Bytes => self.bytes as f64,
-            Unit::Packets => self.queue.len() as f64,
+            Unit::Bytes => self.fifo.bytes() as f64,
+            Unit::Packets => self.fifo.len() as f64,
         }
     }
 
@@ -376,8 +373,8 @@ impl QueueDisc for Red {
             }
         };
         let fits = match c.unit {
-            Unit::Bytes => (self.bytes + size) as f64 <= c.limit,
-            Unit::Packets => (self.queue.len() as f64) < c.limit,
+            Unit::Bytes => (self.fifo.bytes() + size) as f64 <= c.limit,
+            Unit::Packets => (self.fifo.len() as f64) < c.limit,
         };
         let admit = fits
             && match action {
@@ -386,37 +383,35 @@ impl QueueDisc for Red {
                 Action::Hard => c.ecn && !c.harddrop && (ctx.mark_ce(id) || c.nodrop),
             };
         if admit {
-            self.queue.push_back(id);
-            self.bytes += size;
+            self.fifo.push(id, size);
         } else {
             ctx.drop_packet(id);
         }
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
-        let id = self.queue.pop_front()?;
+        let id = self.fifo.pop(ctx.pool)?;
         let size = ctx.pool.get(id).size_bytes;
-        self.bytes -= size as u64;
-        if self.queue.is_empty() && self.cfg.mode == Mode::Red {
+        if self.fifo.is_empty() && self.cfg.mode == Mode::Red {
             self.idle_since = Some(ctx.now_ns + serialisation_ns(size, self.cfg.rate_bps));
         }
         Some(id)
     }
 
     fn peek(&self) -> Option<PacketId> {
-        self.queue.front().copied()
+        self.fifo.peek()
     }
 
     fn len_packets(&self) -> usize {
-        self.queue.len()
+        self.fifo.len()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 
     fn held(&self) -> Vec<PacketId> {
-        self.queue.iter().copied().collect()
+        self.fifo.held()
     }
 
     fn uses_timer(&self) -> bool {
