@@ -166,10 +166,6 @@ pub struct World {
     marker_of: Vec<Option<u32>>,
 }
 
-fn param_str(spec: &AlgoSpec) -> AlgoSpec {
-    spec.clone()
-}
-
 /// Build the dumbbell a scenario describes.
 pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let b = &sc.bottleneck;
@@ -218,7 +214,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         name: "bottleneck".into(),
         rate_bps: rate,
         delay_ns: one_way_b,
-        queue: param_str(&b.queue),
+        queue: b.queue.clone(),
         queue_path: "bottleneck.queue".into(),
         stats_hist: true,
     });
