@@ -72,6 +72,10 @@ struct RunConfig
     uint32_t ampleQueuePackets = 100000;
     std::string qdisc;                                    // TypeId name
     std::vector<std::pair<std::string, std::string>> qattrs; // its attributes
+    // Optional token-bucket shaper in front of it (ns-3 TbfQueueDisc as the root, the
+    // queue disc above as its one child); 0 = none.
+    uint64_t shaperRateBps = 0;
+    uint32_t shaperBurstBytes = 0;
     std::vector<FlowCfg> flows;
     std::string outJson;
     std::string outSojourn;
@@ -131,6 +135,10 @@ ReadConfig(const std::string& path)
             s >> c.ampleQueuePackets;
         else if (k == "qdisc")
             s >> c.qdisc;
+        else if (k == "shaper_rate_bps")
+            s >> c.shaperRateBps;
+        else if (k == "shaper_burst_bytes")
+            s >> c.shaperBurstBytes;
         else if (k == "qattr")
         {
             std::string n;
@@ -264,7 +272,11 @@ Ptr<QueueDisc> g_qdisc;
 QSnap g_qStart;
 QSnap g_qEnd;
 bool g_inWindow = false;
-std::deque<std::pair<uint64_t, int64_t>> g_devFifo; // (packet uid, queue-disc enqueue ns)
+// Packets the queue disc handed to the device, in order: (packet object, queue-disc
+// enqueue ns). Matched by object identity: the device transmits the very Packet the queue
+// disc dequeued (the PPP header is added in place), while packet uids are no key, since
+// TCP segments cut from one application write share the write's uid.
+std::deque<std::pair<const Packet*, int64_t>> g_devFifo;
 std::vector<int64_t> g_sojourn;
 uint64_t g_sojournMismatch = 0;
 uint64_t g_bytesTxInWindow = 0;
@@ -272,7 +284,23 @@ uint64_t g_bytesTxInWindow = 0;
 void
 OnQdiscDequeue(Ptr<const QueueDiscItem> item)
 {
-    g_devFifo.emplace_back(item->GetPacket()->GetUid(), item->GetTimeStamp().GetNanoSeconds());
+    g_devFifo.emplace_back(PeekPointer(item->GetPacket()), item->GetTimeStamp().GetNanoSeconds());
+}
+
+// CoDel and FQ-CoDel drop at dequeue: the "Dequeue" trace has already recorded such a
+// packet, which will never reach the wire, so take it back out (it is the newest entry).
+void
+OnQdiscDropAfterDequeue(Ptr<const QueueDiscItem> item, const char*)
+{
+    const Packet* key = PeekPointer(item->GetPacket());
+    for (auto it = g_devFifo.rbegin(); it != g_devFifo.rend(); ++it)
+    {
+        if (it->first == key)
+        {
+            g_devFifo.erase(std::next(it).base());
+            return;
+        }
+    }
 }
 
 void
@@ -283,9 +311,9 @@ OnPhyTxBegin(Ptr<const Packet> p)
         ++g_sojournMismatch;
         return;
     }
-    auto [uid, ts] = g_devFifo.front();
+    auto [key, ts] = g_devFifo.front();
     g_devFifo.pop_front();
-    if (uid != p->GetUid())
+    if (key != PeekPointer(p))
     {
         ++g_sojournMismatch;
         return;
@@ -478,12 +506,33 @@ main(int argc, char* argv[])
 
     // Our queue disc first, so that address assignment does not install FQ-CoDel.
     TrafficControlHelper tch;
-    tch.SetRootQueueDisc(c.qdisc);
-    QueueDiscContainer qdc = tch.Install(bfwd);
-    g_qdisc = qdc.Get(0);
+    Ptr<QueueDisc> aqm;
+    if (c.shaperRateBps > 0)
+    {
+        // The shaper: a token bucket of `Rate` and `Burst` bytes (full at the start, as
+        // ccsim's); no peak bucket, the 1-packet device queue at the link rate is the
+        // peak. Its own limit is ample so that the child's limit decides drops.
+        uint16_t root = tch.SetRootQueueDisc("ns3::TbfQueueDisc",
+                                             "Rate",
+                                             DataRateValue(DataRate(c.shaperRateBps)),
+                                             "Burst",
+                                             UintegerValue(c.shaperBurstBytes),
+                                             "MaxSize",
+                                             QueueSizeValue(QueueSize("100000p")));
+        auto classes = tch.AddQueueDiscClasses(root, 1, "ns3::QueueDiscClass");
+        tch.AddChildQueueDisc(root, classes[0], c.qdisc);
+        g_qdisc = tch.Install(bfwd).Get(0);
+        aqm = g_qdisc->GetQueueDiscClass(0)->GetQueueDisc();
+    }
+    else
+    {
+        tch.SetRootQueueDisc(c.qdisc);
+        g_qdisc = tch.Install(bfwd).Get(0);
+        aqm = g_qdisc;
+    }
     for (auto& [name, value] : c.qattrs)
     {
-        g_qdisc->SetAttribute(name, StringValue(value));
+        aqm->SetAttribute(name, StringValue(value));
     }
 
     // Access links.
@@ -597,6 +646,8 @@ main(int argc, char* argv[])
 
     // Measurement.
     g_qdisc->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnQdiscDequeue));
+    g_qdisc->TraceConnectWithoutContext("DropAfterDequeue",
+                                        MakeCallback(&OnQdiscDropAfterDequeue));
     bfwd->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPhyTxBegin));
     g_sojourn.reserve(1 << 16);
     Simulator::Schedule(NanoSeconds(c.measureStartNs), &WindowStart);
@@ -661,6 +712,11 @@ main(int argc, char* argv[])
        << ", \"sent_packets\": " << g_qEnd.sentPackets - g_qStart.sentPackets
        << ", \"sent_bytes\": " << g_qEnd.sentBytes - g_qStart.sentBytes << "},\n";
     js << "  \"checks\": {\"root_qdisc\": \"" << JsonEscape(rootType) << "\""
+       << ", \"child_qdisc\": \""
+       << (g_qdisc->GetNQueueDiscClasses() > 0
+               ? JsonEscape(g_qdisc->GetQueueDiscClass(0)->GetQueueDisc()->GetInstanceTypeId().GetName())
+               : std::string())
+       << "\""
        << ", \"other_qdiscs\": " << otherQdiscs
        << ", \"device_queue_max\": \"" << devq->GetMaxSize() << "\""
        << ", \"device_queue_drops\": " << devq->GetTotalDroppedPackets()
