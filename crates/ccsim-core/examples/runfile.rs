@@ -20,7 +20,11 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let fmt = if path.ends_with(".json") { "json" } else { "toml" };
+    let fmt = if path.ends_with(".json") {
+        "json"
+    } else {
+        "toml"
+    };
     let sc = match api::parse(&text, fmt) {
         Ok(sc) => sc,
         Err(e) => {

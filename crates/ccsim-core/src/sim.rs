@@ -346,6 +346,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             qdisc_uses_timer,
             qdisc_timer: Default::default(),
             line,
+            in_flight: None,
             stats: QueueStats::new(p.stats_hist),
         });
     }
@@ -799,7 +800,7 @@ impl World {
         let held: usize = self
             .links
             .iter()
-            .map(|l| l.qdisc.len_packets())
+            .map(|l| l.qdisc.len_packets() + l.in_flight.is_some() as usize)
             .sum::<usize>()
             + self.lines.iter().map(|d| d.queue.len()).sum::<usize>();
         if held != self.pool.live() {
@@ -821,8 +822,15 @@ impl World {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkTxDone(l) => {
-                self.links[l as usize].tx_pending = false;
-                self.link_start_tx(l);
+                let link = &mut self.links[l as usize];
+                let arrived = link.in_flight.take();
+                if link.tx_pending {
+                    link.tx_pending = false;
+                    self.link_start_tx(l);
+                }
+                if let Some(e) = arrived {
+                    self.deliver(e.id, e.next);
+                }
             }
             Event::LineArrive(k) => self.line_arrive(k),
             Event::QdiscTimer(l) => self.qdisc_timer(l),
@@ -910,9 +918,13 @@ impl World {
         self.account_qdisc_outcome(l);
         self.sync_qdisc_timer(l);
         // A timer may make a held packet eligible (a shaper's tokens).
-        let link = &self.links[l as usize];
-        if !link.tx_pending && now >= link.busy_until_ns && link.qdisc.len_packets() > 0 {
-            self.link_start_tx(l);
+        let link = &mut self.links[l as usize];
+        if !link.tx_pending && link.qdisc.len_packets() > 0 {
+            if link.in_flight.is_some() {
+                link.tx_pending = true; // started by the pending transmit-done event
+            } else if now >= link.busy_until_ns {
+                self.link_start_tx(l);
+            }
         }
     }
 
@@ -937,10 +949,15 @@ impl World {
             self.sync_qdisc_timer(l);
         }
         if idle {
-            if now >= busy_until {
+            let link = &mut self.links[l as usize];
+            if link.in_flight.is_some() {
+                // The transmit-done event of the packet on the wire is due at
+                // `busy_until` (possibly now, not yet run) and will start this one.
+                link.tx_pending = true;
+            } else if now >= busy_until {
                 self.link_start_tx(l);
             } else {
-                self.links[l as usize].tx_pending = true;
+                link.tx_pending = true;
                 self.sched.at(busy_until, Event::LinkTxDone(l));
             }
         }
@@ -974,9 +991,15 @@ impl World {
                 let tx_end = now + serialisation_ns(size, link.rate_bps);
                 link.busy_until_ns = tx_end;
                 let arrive = tx_end + link.delay_ns;
+                let zero_delay = link.delay_ns == 0;
                 if let Some(next) = link.qdisc.peek() {
                     self.pool.prefetch(next);
                     link.tx_pending = true;
+                    if !zero_delay {
+                        self.sched.at(tx_end, Event::LinkTxDone(l));
+                    }
+                }
+                if zero_delay {
                     self.sched.at(tx_end, Event::LinkTxDone(l));
                 }
                 let k = link.line;
@@ -991,13 +1014,18 @@ impl World {
                         Next(Next::ENDPOINT | p.flow)
                     }
                 };
-                let dl = &mut self.lines[k as usize];
-                if dl.push(LineEntry {
+                let entry = LineEntry {
                     arrive_ns: arrive,
                     id,
                     next,
-                }) && dl.event_at.is_none_or(|t| arrive < t)
-                {
+                };
+                if zero_delay {
+                    debug_assert!(self.links[l as usize].in_flight.is_none());
+                    self.links[l as usize].in_flight = Some(entry);
+                    return;
+                }
+                let dl = &mut self.lines[k as usize];
+                if dl.push(entry) && dl.event_at.is_none_or(|t| arrive < t) {
                     dl.event_at = Some(arrive);
                     self.sched.at(arrive, Event::LineArrive(k));
                 }
@@ -1310,7 +1338,12 @@ impl World {
     pub fn packets_in_network(&self) -> Vec<u64> {
         let mut v = vec![0u64; self.counters.len()];
         for link in &self.links {
-            for id in link.qdisc.held() {
+            for id in link
+                .qdisc
+                .held()
+                .into_iter()
+                .chain(link.in_flight.map(|e| e.id))
+            {
                 v[self.pool.get(id).flow as usize] += 1;
             }
         }

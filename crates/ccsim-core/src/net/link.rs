@@ -7,7 +7,10 @@
 //! event queue holds one event per distinct delay rather than one per link (a dumbbell
 //! with a thousand flows of equal RTT needs a handful). A link needs a transmit-done
 //! event only while packets are queued behind the one on the wire: an uncongested link
-//! costs one event per packet.
+//! costs one event per packet. A link without propagation delay skips the line: its
+//! packet arrives when its transmission ends, at the transmit-done event, so a busy
+//! zero-delay link (a bottleneck whose delay sits on the access links) also costs one
+//! event per packet.
 
 use std::collections::VecDeque;
 
@@ -37,8 +40,12 @@ pub struct Link {
     /// The discipline uses timers (`QueueDisc::uses_timer`), and its timer.
     pub qdisc_uses_timer: bool,
     pub qdisc_timer: crate::tcp::Timer,
-    /// The [`DelayLine`] this link propagates through.
+    /// The [`DelayLine`] this link propagates through (unused by zero-delay links).
     pub line: u32,
+    /// A zero-delay link's packet on the wire: it reaches the far end when its
+    /// transmission ends, at the `LinkTxDone` event that frees the transmitter, so such a
+    /// link costs one event per packet instead of a transmit-done and a line arrival.
+    pub in_flight: Option<LineEntry>,
     pub stats: QueueStats,
 }
 
