@@ -207,6 +207,22 @@ fn codel_bad_parameters_name_the_key() {
     assert_eq!(e.path, "bottleneck.queue.flows");
     let e = build_err("fq_codel", &[("quantum", s("100B"))]);
     assert_eq!(e.path, "bottleneck.queue.quantum");
+    // fq_codel's limit is written like the other disciplines' but counts packets.
+    let e = build_err("fq_codel", &[("limit", s("1MB"))]);
+    assert_eq!(e.path, "bottleneck.queue.limit");
+    assert!(e.message.contains("counts packets"), "{e}");
+    let e = build_err("fq_codel", &[("limit", n(100.0))]);
+    assert_eq!(e.path, "bottleneck.queue.limit");
+}
+
+#[test]
+fn fq_codel_limit_in_packets_bounds_the_total_backlog() {
+    let mut small = Bench::with("fq_codel", &[("limit", s("3p"))], link_10mbps());
+    for _ in 0..5 {
+        small.enq(100, 0, Ecn::NotEct, 0);
+    }
+    assert!(small.q.len_packets() <= 3);
+    assert_eq!(small.q.len_packets() + small.dropped.len(), 5);
 }
 
 // ---------------------------------------------------------------------------------
@@ -272,7 +288,7 @@ fn fq_codel_new_flow_goes_first() {
 fn fq_codel_overflow_drops_half_the_fattest_flow() {
     let mut bench = Bench::with(
         "fq_codel",
-        &[("hash_seed", n(7.0)), ("limit", n(10.0))],
+        &[("hash_seed", n(7.0)), ("limit", s("10p"))],
         link_10mbps(),
     );
     let f1: Vec<_> = (0..8).map(|_| bench.enq(1000, 1, Ecn::NotEct, 0)).collect();

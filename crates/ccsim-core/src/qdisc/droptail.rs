@@ -30,12 +30,15 @@ pub fn resolve_limit(limit: QueueLimit, link: LinkInfo) -> Limit {
     match limit {
         QueueLimit::Packets(n) => Limit::Packets(n),
         QueueLimit::Bytes(b) => Limit::Bytes(b),
-        QueueLimit::Bdp(f) => Limit::Packets(
-            ((f * link.bdp_bytes) / link.mtu_bytes as f64)
-                .round()
-                .max(1.0) as u64,
-        ),
+        QueueLimit::Bdp(f) => Limit::Packets(bdp_packets(f, link)),
     }
+}
+
+/// `f` bandwidth-delay products in whole MTU-sized packets (at least one).
+pub fn bdp_packets(f: f64, link: LinkInfo) -> u64 {
+    ((f * link.bdp_bytes) / link.mtu_bytes as f64)
+        .round()
+        .max(1.0) as u64
 }
 
 impl DropTail {

@@ -17,7 +17,8 @@
 //!   its head until half its backlog or `drop_batch_size` packets are gone (at least
 //!   one), and its CoDel `count` grows by the number dropped.
 //!
-//! Defaults (Linux `fq_codel_init`): 1024 flows, limit 10240 packets, quantum = MTU
+//! Defaults (Linux `fq_codel_init`): 1024 flows, limit 10240 packets (`"10240p"`; a
+//! `"2bdp"` multiple is resolved to packets), quantum = MTU
 //! (Linux uses the device MTU, 1514 on Ethernet; here [`LinkInfo::mtu_bytes`]), target
 //! 5 ms, interval 100 ms, **ECN on**, ce_threshold off, drop_batch_size 64.
 //!
@@ -32,9 +33,10 @@
 use std::collections::VecDeque;
 
 use super::codel::{codel_dequeue, parse_codel_params, CodelParams, CodelQueue, CodelVars};
+use super::droptail::bdp_packets;
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
 use crate::net::packet::PacketId;
-use crate::scenario::{AlgoSpec, ByteSize, ScenarioError};
+use crate::scenario::{AlgoSpec, ByteSize, QueueLimit, ScenarioError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum List {
@@ -154,7 +156,15 @@ impl FqCodel {
                     .then(|| format!("expected a whole number of {what} in {lo}..={hi}, got {x}"))
             }
         };
-        let limit = p.number("limit", 10240.0, whole("packets", 1.0, 1e9))? as u64;
+        // Linux's fq_codel `limit` counts packets: "10240p", or a BDP multiple in
+        // packets; a byte limit has no meaning for it.
+        let limit = p.parsed("limit", 10240, |s| match QueueLimit::parse(s)? {
+            QueueLimit::Packets(n) => Ok(n),
+            QueueLimit::Bdp(f) => Ok(bdp_packets(f, link)),
+            QueueLimit::Bytes(_) => Err(format!(
+                "fq_codel's limit counts packets, as Linux's does: expected a limit like \"10240p\" or \"2bdp\", got {s:?}"
+            )),
+        })?;
         let flows = p.number("flows", 1024.0, whole("flow queues", 1.0, 65536.0))? as u32;
         let quantum = p.parsed(
             "quantum",
