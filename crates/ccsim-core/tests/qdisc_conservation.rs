@@ -49,7 +49,7 @@ fn configs() -> Vec<(&'static str, Vec<(&'static str, ParamValue)>)> {
         (
             "fq_codel",
             vec![
-                ("limit", n(25.0)),
+                ("limit", s("25p")),
                 ("flows", n(4.0)),
                 ("drop_batch_size", n(3.0)),
             ],
