@@ -6,7 +6,7 @@
 //! (rounded, at least 1), as papers quote buffers in packets (e.g. paper 003's
 //! "BDP of 83 packets" at 10 Mbps x 100 ms).
 
-use super::fifo::PacketFifo;
+use super::fifo::{fifo_occupancy, PacketFifo};
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
 use crate::net::packet::PacketId;
 use crate::scenario::{AlgoSpec, QueueLimit, ScenarioError};
@@ -82,19 +82,5 @@ impl QueueDisc for DropTail {
         Some(id)
     }
 
-    fn peek(&self) -> Option<PacketId> {
-        self.fifo.peek()
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
-
-    fn held(&self) -> Vec<PacketId> {
-        self.fifo.held()
-    }
+    fifo_occupancy!(fifo);
 }

@@ -52,3 +52,27 @@ impl PacketFifo {
         self.queue.iter().copied().collect()
     }
 }
+
+/// The occupancy methods of [`QueueDisc`](super::QueueDisc) (`peek`, `len_packets`,
+/// `len_bytes`, `held`) for a discipline that keeps its packets in a [`PacketFifo`]
+/// field: `fifo_occupancy!(fifo);` inside its `impl QueueDisc`.
+macro_rules! fifo_occupancy {
+    ($field:ident) => {
+        fn peek(&self) -> Option<PacketId> {
+            self.$field.peek()
+        }
+
+        fn len_packets(&self) -> usize {
+            self.$field.len()
+        }
+
+        fn len_bytes(&self) -> u64 {
+            self.$field.bytes()
+        }
+
+        fn held(&self) -> Vec<PacketId> {
+            self.$field.held()
+        }
+    };
+}
+pub(crate) use fifo_occupancy;

@@ -128,7 +128,7 @@
 
 use super::codel::positive_duration;
 use super::droptail::{resolve_limit, Limit};
-use super::fifo::PacketFifo;
+use super::fifo::{fifo_occupancy, PacketFifo};
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
 use crate::engine::rng::SimRng;
 use crate::net::packet::PacketId;
@@ -370,6 +370,20 @@ impl PieController {
 
     /// Linux `pie_process_dequeue` / paper 002 §III-C, §III-D: a packet of `size` bytes
     /// that waited `sojourn_ns` left, leaving `backlog_after` bytes queued.
+    /// Take the head packet of `fifo` and account its departure ([`Self::on_dequeue`]):
+    /// the dequeue of every discipline driven by this controller.
+    pub fn dequeue_from(
+        &mut self,
+        fifo: &mut PacketFifo,
+        ctx: &mut QdiscCtx<'_>,
+    ) -> Option<PacketId> {
+        let id = fifo.pop(ctx.pool)?;
+        let p = ctx.pool.get(id);
+        let sojourn = ctx.now_ns.saturating_sub(p.enqueue_ns);
+        self.on_dequeue(ctx.now_ns, sojourn, p.size_bytes as u64, fifo.bytes());
+        Some(id)
+    }
+
     pub fn on_dequeue(&mut self, now: u64, sojourn_ns: u64, size: u64, backlog_after: u64) {
         match self.cfg.variant {
             Variant::Pie2013 => self.on_dequeue_2013(now, size, backlog_after),
@@ -868,30 +882,10 @@ impl QueueDisc for Pie {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
-        let id = self.fifo.pop(ctx.pool)?;
-        let p = ctx.pool.get(id);
-        let size = p.size_bytes as u64;
-        let sojourn = ctx.now_ns.saturating_sub(p.enqueue_ns);
-        self.ctrl
-            .on_dequeue(ctx.now_ns, sojourn, size, self.fifo.bytes());
-        Some(id)
+        self.ctrl.dequeue_from(&mut self.fifo, ctx)
     }
 
-    fn peek(&self) -> Option<PacketId> {
-        self.fifo.peek()
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
-
-    fn held(&self) -> Vec<PacketId> {
-        self.fifo.held()
-    }
+    fifo_occupancy!(fifo);
 
     fn uses_timer(&self) -> bool {
         true

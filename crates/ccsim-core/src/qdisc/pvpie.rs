@@ -37,7 +37,7 @@
 use std::collections::VecDeque;
 
 use super::codel::positive_duration;
-use super::fifo::PacketFifo;
+use super::fifo::{fifo_occupancy, PacketFifo};
 use super::pie::{admits, parse_pie_config, PieConfig, PieController, PIE_KEYS};
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
 use crate::net::packet::PacketId;
@@ -239,30 +239,10 @@ impl QueueDisc for PvPie {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
-        let id = self.fifo.pop(ctx.pool)?;
-        let p = ctx.pool.get(id);
-        let size = p.size_bytes as u64;
-        let sojourn = ctx.now_ns.saturating_sub(p.enqueue_ns);
-        self.ctrl
-            .on_dequeue(ctx.now_ns, sojourn, size, self.fifo.bytes());
-        Some(id)
+        self.ctrl.dequeue_from(&mut self.fifo, ctx)
     }
 
-    fn peek(&self) -> Option<PacketId> {
-        self.fifo.peek()
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
-
-    fn held(&self) -> Vec<PacketId> {
-        self.fifo.held()
-    }
+    fifo_occupancy!(fifo);
 
     fn uses_timer(&self) -> bool {
         true

@@ -61,7 +61,7 @@
 //! link finishes sending the last queued packet (Linux: at the next empty dequeue); ns-2's
 //! `qlen > 1` guard and `wait` option are not implemented.
 
-use super::fifo::PacketFifo;
+use super::fifo::{fifo_occupancy, PacketFifo};
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
 use crate::engine::serialisation_ns;
 use crate::net::packet::PacketId;
@@ -398,21 +398,7 @@ impl QueueDisc for Red {
         Some(id)
     }
 
-    fn peek(&self) -> Option<PacketId> {
-        self.fifo.peek()
-    }
-
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
-
-    fn held(&self) -> Vec<PacketId> {
-        self.fifo.held()
-    }
+    fifo_occupancy!(fifo);
 
     fn uses_timer(&self) -> bool {
         self.cfg.adaptive && self.cfg.mode == Mode::Red
