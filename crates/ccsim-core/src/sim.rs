@@ -933,6 +933,19 @@ impl World {
         self.pool.get_mut(id).enqueue_ns = now;
         let link = &mut self.links[l as usize];
         link.stats.arrivals += 1;
+        // An idle link with an empty DropTail queue sends the packet straight away:
+        // DropTail admits it and hands it back unchanged, so skip the round trip
+        // through its FIFO (most access and reverse-path hops take this path).
+        if !link.tx_pending
+            && link.in_flight.is_none()
+            && now >= link.busy_until_ns
+            && link
+                .qdisc
+                .is_empty_droptail_admitting(self.pool.get(id).size_bytes as u64)
+        {
+            self.transmit(l, id, now);
+            return;
+        }
         let mut ctx = QdiscCtx {
             now_ns: now,
             pool: &mut self.pool,
@@ -981,56 +994,10 @@ impl World {
         if wants_timer {
             self.sync_qdisc_timer(l);
         }
-        let in_window = self.in_window;
-        let link = &mut self.links[l as usize];
         match next {
-            Some(id) => {
-                let p = self.pool.get(id);
-                let size = p.size_bytes;
-                link.stats.on_departure(now - p.enqueue_ns, size, in_window);
-                let tx_end = now + serialisation_ns(size, link.rate_bps);
-                link.busy_until_ns = tx_end;
-                let arrive = tx_end + link.delay_ns;
-                let zero_delay = link.delay_ns == 0;
-                if let Some(next) = link.qdisc.peek() {
-                    self.pool.prefetch(next);
-                    link.tx_pending = true;
-                    if !zero_delay {
-                        self.sched.at(tx_end, Event::LinkTxDone(l));
-                    }
-                }
-                if zero_delay {
-                    self.sched.at(tx_end, Event::LinkTxDone(l));
-                }
-                let k = link.line;
-                let next = {
-                    let p = self.pool.get(id);
-                    let start = self.route_start[p.route as usize] as usize;
-                    let end = self.route_start[p.route as usize + 1] as usize;
-                    let at = start + p.hop as usize + 1;
-                    if at < end {
-                        Next(self.route_links[at])
-                    } else {
-                        Next(Next::ENDPOINT | p.flow)
-                    }
-                };
-                let entry = LineEntry {
-                    arrive_ns: arrive,
-                    id,
-                    next,
-                };
-                if zero_delay {
-                    debug_assert!(self.links[l as usize].in_flight.is_none());
-                    self.links[l as usize].in_flight = Some(entry);
-                    return;
-                }
-                let dl = &mut self.lines[k as usize];
-                if dl.push(entry) && dl.event_at.is_none_or(|t| arrive < t) {
-                    dl.event_at = Some(arrive);
-                    self.sched.at(arrive, Event::LineArrive(k));
-                }
-            }
+            Some(id) => self.transmit(l, id, now),
             None => {
+                let link = &mut self.links[l as usize];
                 if link.qdisc.len_packets() > 0 {
                     if let Some(t) = link.qdisc.next_ready_ns(now) {
                         link.tx_pending = true;
@@ -1038,6 +1005,58 @@ impl World {
                     }
                 }
             }
+        }
+    }
+
+    /// Put packet `id`, just taken from link `l`'s queue, on the wire: it occupies the
+    /// transmitter for its serialisation time, then propagates.
+    #[inline]
+    fn transmit(&mut self, l: u32, id: PacketId, now: u64) {
+        let in_window = self.in_window;
+        let link = &mut self.links[l as usize];
+        let p = self.pool.get(id);
+        let size = p.size_bytes;
+        link.stats.on_departure(now - p.enqueue_ns, size, in_window);
+        let tx_end = now + serialisation_ns(size, link.rate_bps);
+        link.busy_until_ns = tx_end;
+        let arrive = tx_end + link.delay_ns;
+        let zero_delay = link.delay_ns == 0;
+        if let Some(next) = link.qdisc.peek() {
+            self.pool.prefetch(next);
+            link.tx_pending = true;
+            if !zero_delay {
+                self.sched.at(tx_end, Event::LinkTxDone(l));
+            }
+        }
+        if zero_delay {
+            self.sched.at(tx_end, Event::LinkTxDone(l));
+        }
+        let k = link.line;
+        let next = {
+            let p = self.pool.get(id);
+            let start = self.route_start[p.route as usize] as usize;
+            let end = self.route_start[p.route as usize + 1] as usize;
+            let at = start + p.hop as usize + 1;
+            if at < end {
+                Next(self.route_links[at])
+            } else {
+                Next(Next::ENDPOINT | p.flow)
+            }
+        };
+        let entry = LineEntry {
+            arrive_ns: arrive,
+            id,
+            next,
+        };
+        if zero_delay {
+            debug_assert!(self.links[l as usize].in_flight.is_none());
+            self.links[l as usize].in_flight = Some(entry);
+            return;
+        }
+        let dl = &mut self.lines[k as usize];
+        if dl.push(entry) && dl.event_at.is_none_or(|t| arrive < t) {
+            dl.event_at = Some(arrive);
+            self.sched.at(arrive, Event::LineArrive(k));
         }
     }
 

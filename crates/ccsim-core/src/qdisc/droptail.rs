@@ -59,6 +59,15 @@ impl DropTail {
     pub fn limit(&self) -> Limit {
         self.limit
     }
+
+    /// Whether a packet of `size_bytes` arriving at the empty queue would be admitted.
+    #[inline]
+    pub fn admits_into_empty(&self, size_bytes: u64) -> bool {
+        match self.limit {
+            Limit::Packets(n) => n > 0,
+            Limit::Bytes(b) => size_bytes <= b,
+        }
+    }
 }
 
 impl QueueDisc for DropTail {
