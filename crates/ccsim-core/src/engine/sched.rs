@@ -4,11 +4,13 @@
 //! timer); the world that owns links and flows interprets them. Nothing is allocated per
 //! event once the heap has grown to its working size.
 //!
-//! TCP timers (one retransmission timer per flow, mostly far in the future) live in a
-//! heap of their own, so the heap of network events that every packet goes through stays
-//! a few entries deep even with thousands of flows. Both heaps order by the same
-//! (time, global sequence) key and `pop_until` takes the smaller head, so the order of
-//! events is exactly that of one heap.
+//! Only the events a packet's journey consists of (transmit-done, delay-line arrival,
+//! queue-discipline timer) go into the `network` heap; everything else (TCP timers, one
+//! retransmission timer per flow mostly far in the future; flow start/stop; statistics
+//! ticks; UDP sends; changes) lives in a heap of its own, so the heap every packet goes
+//! through stays a few entries deep even with thousands of flows. Both heaps order by
+//! the same (time, global sequence) key and `pop_until` takes the smaller head, so the
+//! order of events is exactly that of one heap.
 
 /// What happens at an event. Indices refer to the simulation's own tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,8 +141,10 @@ impl MinHeap {
 /// Deterministic event queue.
 #[derive(Debug, Default)]
 pub struct Scheduler {
-    heap: MinHeap,
-    timers: MinHeap,
+    /// Events of packets on their way: transmit-done, line arrivals, qdisc timers.
+    network: MinHeap,
+    /// Every other event (TCP timers, flow starts and stops, statistics ticks, ...).
+    other: MinHeap,
     next_seq: u64,
     now_ns: u64,
     executed: u64,
@@ -173,10 +177,13 @@ impl Scheduler {
             key: (t << 64) | seq as u128,
             event,
         };
-        if matches!(event, Event::TcpTimer { .. }) {
-            self.timers.push(entry);
+        if matches!(
+            event,
+            Event::LinkTxDone(_) | Event::LineArrive(_) | Event::QdiscTimer(_)
+        ) {
+            self.network.push(entry);
         } else {
-            self.heap.push(entry);
+            self.other.push(entry);
         }
     }
 
@@ -189,7 +196,7 @@ impl Scheduler {
     /// Pop the next event if it is due no later than `until_ns`, advancing the clock.
     #[inline]
     pub fn pop_until(&mut self, until_ns: u64) -> Option<Event> {
-        let (key, from_timers) = match (self.heap.peek_key(), self.timers.peek_key()) {
+        let (key, from_other) = match (self.network.peek_key(), self.other.peek_key()) {
             (None, None) => return None,
             (Some(a), None) => (a, false),
             (None, Some(b)) => (b, true),
@@ -204,10 +211,10 @@ impl Scheduler {
         if (key >> 64) as u64 > until_ns {
             return None;
         }
-        let heap = if from_timers {
-            &mut self.timers
+        let heap = if from_other {
+            &mut self.other
         } else {
-            &mut self.heap
+            &mut self.network
         };
         let e = heap.pop().expect("peeked");
         self.now_ns = e.time_ns();
@@ -223,7 +230,7 @@ impl Scheduler {
     }
 
     pub fn pending(&self) -> usize {
-        self.heap.len() + self.timers.len()
+        self.network.len() + self.other.len()
     }
 }
 
