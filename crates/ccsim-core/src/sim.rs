@@ -918,13 +918,28 @@ impl World {
         self.account_qdisc_outcome(l);
         self.sync_qdisc_timer(l);
         // A timer may make a held packet eligible (a shaper's tokens).
+        if self.links[l as usize].qdisc.len_packets() > 0 {
+            self.wake_transmitter(l);
+        }
+    }
+
+    /// Have link `l` send its next queued packet as soon as its transmitter is free: now
+    /// if it is idle, else at the transmit-done event of the packet on the wire.
+    fn wake_transmitter(&mut self, l: u32) {
+        let now = self.sched.now();
         let link = &mut self.links[l as usize];
-        if !link.tx_pending && link.qdisc.len_packets() > 0 {
-            if link.in_flight.is_some() {
-                link.tx_pending = true; // started by the pending transmit-done event
-            } else if now >= link.busy_until_ns {
-                self.link_start_tx(l);
-            }
+        if link.tx_pending {
+            return; // a transmit-done event will start it
+        }
+        if link.in_flight.is_some() {
+            // A zero-delay link's transmit-done event is due at `busy_until_ns`
+            // (possibly now, not yet run); it delivers that packet and starts this one.
+            link.tx_pending = true;
+        } else if now >= link.busy_until_ns {
+            self.link_start_tx(l);
+        } else {
+            link.tx_pending = true;
+            self.sched.at(link.busy_until_ns, Event::LinkTxDone(l));
         }
     }
 
@@ -936,9 +951,7 @@ impl World {
         // An idle link with an empty DropTail queue sends the packet straight away:
         // DropTail admits it and hands it back unchanged, so skip the round trip
         // through its FIFO (most access and reverse-path hops take this path).
-        if !link.tx_pending
-            && link.in_flight.is_none()
-            && now >= link.busy_until_ns
+        if link.is_idle(now)
             && link
                 .qdisc
                 .is_empty_droptail_admitting(self.pool.get(id).size_bytes as u64)
@@ -954,26 +967,12 @@ impl World {
             rng: &mut link.rng,
         };
         link.qdisc.enqueue(id, &mut ctx);
-        let idle = !link.tx_pending;
-        let busy_until = link.busy_until_ns;
         let wants_timer = link.qdisc_uses_timer;
         self.account_qdisc_outcome(l);
         if wants_timer {
             self.sync_qdisc_timer(l);
         }
-        if idle {
-            let link = &mut self.links[l as usize];
-            if link.in_flight.is_some() {
-                // The transmit-done event of the packet on the wire is due at
-                // `busy_until` (possibly now, not yet run) and will start this one.
-                link.tx_pending = true;
-            } else if now >= busy_until {
-                self.link_start_tx(l);
-            } else {
-                link.tx_pending = true;
-                self.sched.at(busy_until, Event::LinkTxDone(l));
-            }
-        }
+        self.wake_transmitter(l);
     }
 
     fn link_start_tx(&mut self, l: u32) {
@@ -1021,14 +1020,14 @@ impl World {
         link.busy_until_ns = tx_end;
         let arrive = tx_end + link.delay_ns;
         let zero_delay = link.delay_ns == 0;
-        if let Some(next) = link.qdisc.peek() {
+        let queued = link.qdisc.peek();
+        if let Some(next) = queued {
             self.pool.prefetch(next);
             link.tx_pending = true;
-            if !zero_delay {
-                self.sched.at(tx_end, Event::LinkTxDone(l));
-            }
         }
-        if zero_delay {
+        // The transmit-done event starts the next queued packet and, on a zero-delay
+        // link, delivers this one.
+        if queued.is_some() || zero_delay {
             self.sched.at(tx_end, Event::LinkTxDone(l));
         }
         let k = link.line;

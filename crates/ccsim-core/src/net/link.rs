@@ -49,6 +49,14 @@ pub struct Link {
     pub stats: QueueStats,
 }
 
+impl Link {
+    /// Nothing on the wire, nothing pending: a packet arriving `now` can start at once.
+    #[inline]
+    pub fn is_idle(&self, now: u64) -> bool {
+        !self.tx_pending && self.in_flight.is_none() && now >= self.busy_until_ns
+    }
+}
+
 /// Where a propagating packet goes at the far end: the next link on its route, or, with
 /// [`Next::ENDPOINT`] set, the endpoint of flow `value & !ENDPOINT`. Recorded when the
 /// packet enters the line so the line can prefetch what the arrival will touch.
