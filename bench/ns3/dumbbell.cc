@@ -19,6 +19,7 @@
 // Investigation aids (stderr): DUMBBELL_DEBUG=1 prints every recovery and RTO with the
 // sender's RTO and smoothed RTT; DUMBBELL_CWND=i prints flow i's congestion window;
 // DUMBBELL_SOJOURN=1 prints every bottleneck packet's sojourn time.
+// DUMBBELL_MARKS=1 prints every ECN mark of the bottleneck queue disc (time, sojourn, backlog).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -285,6 +286,14 @@ void
 OnQdiscDequeue(Ptr<const QueueDiscItem> item)
 {
     g_devFifo.emplace_back(PeekPointer(item->GetPacket()), item->GetTimeStamp().GetNanoSeconds());
+}
+
+void
+OnQdiscMark(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    std::cerr << "mark " << Simulator::Now().GetSeconds() << " "
+              << (Simulator::Now() - item->GetTimeStamp()).GetSeconds() * 1e3 << " "
+              << g_qdisc->GetNPackets() << " " << reason << "\n";
 }
 
 // CoDel and FQ-CoDel drop at dequeue: the "Dequeue" trace has already recorded such a
@@ -648,6 +657,10 @@ main(int argc, char* argv[])
     g_qdisc->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnQdiscDequeue));
     g_qdisc->TraceConnectWithoutContext("DropAfterDequeue",
                                         MakeCallback(&OnQdiscDropAfterDequeue));
+    if (std::getenv("DUMBBELL_MARKS"))
+    {
+        g_qdisc->TraceConnectWithoutContext("Mark", MakeCallback(&OnQdiscMark));
+    }
     bfwd->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPhyTxBegin));
     g_sojourn.reserve(1 << 16);
     Simulator::Schedule(NanoSeconds(c.measureStartNs), &WindowStart);
