@@ -87,13 +87,12 @@ fn assert_delay_at_ref(n: u32, q: &QueueSummary) {
 /// Paper 002 Fig. 2(a)–(c) in full: the mean queueing delay after the first 10 s within
 /// 20 ± 5 ms for 1, 5 and 15 flows, and the drop probability rising with the flow count.
 #[test]
-#[ignore = "1 flow is not met: measured mean sojourn 4.1 ms (p50 0.5 ms), drop 0.29%, 4 RTOs; \
-            5 flows 17.8 ms / 2.03% / 37 RTOs; 15 flows 22.5 ms / 7.16% / 267 RTOs (seed 1). \
+#[ignore = "1 flow is not met: measured mean sojourn 3.7 ms (p50 0.5 ms), drop 0.24%, 4 RTOs; \
+            5 flows 16.8 ms / 2.10% / 39 RTOs; 15 flows 23.4 ms / 7.63% / 403 RTOs (seed 1). \
             A single Reno flow empties the 20 ms queue at every halving (cwnd (42+8)/2 < the \
             42-packet BDP) and the 10 MB bucket banks the unused tokens, so the queue stays \
-            empty until they are spent; with the DOCSIS request-grant MAC (shaper DOCSIS mode, \
-            not yet reachable from a scenario) 1 flow gives 9.8 ms, 5 flows 21.3 ms, 15 flows \
-            26.6 ms"]
+            empty until they are spent; with the DOCSIS request-grant MAC (`shaper = { ..., \
+            docsis = true }`) 1 flow gives 9.4 ms, 5 flows 22.3 ms, 15 flows 27.5 ms"]
 fn fig2_delay_within_20ms_for_1_5_15_flows() {
     let runs = run_all();
     for (n, q, _) in &runs {

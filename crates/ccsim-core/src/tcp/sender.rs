@@ -466,7 +466,7 @@ impl TcpSender {
 
     /// Remove cumulatively ACKed segments (`tcp_clean_rtx_queue`). Returns (packets
     /// acked, of which newly delivered (not SACKed before), oldest and newest send time of
-    /// never-retransmitted ones).
+    /// the ones neither retransmitted nor SACKed before).
     fn clean_rtx_queue(&mut self, ack: u64) -> (u32, u32, Option<u64>, Option<u64>) {
         let mut acked = 0u32;
         let mut newly_delivered = 0u32;
@@ -491,7 +491,11 @@ impl TcpSender {
                     self.retrans_out -= 1;
                 }
             }
-            if m.flags & EVER_RETRANS == 0 {
+            // RTT samples only from segments neither retransmitted (Karn) nor SACKed
+            // before: a SACKed segment waited at the receiver for the hole to fill, so
+            // its cumulative ACK time says nothing about the path (Linux
+            // `tcp_clean_rtx_queue`: `else if (!(sacked & TCPCB_SACKED_ACKED))`).
+            if m.flags & (EVER_RETRANS | SACKED) == 0 {
                 first_ackt.get_or_insert(m.sent_ns);
                 last_ackt = Some(m.sent_ns);
             }
