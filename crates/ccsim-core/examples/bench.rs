@@ -44,10 +44,8 @@ fn main() {
         let out = api::run(&sc, None).unwrap();
         let s = &out.summary;
         println!(
-            "{name:38} wall {:.3} s (target {target}) | {:.2} M events/s | {:.2} M bottleneck pkts/s | util {:.3}",
-            s.wall_s,
-            s.events as f64 / s.wall_s / 1e6,
-            s.bottleneck_packets as f64 / s.wall_s / 1e6,
+            "{name:38} {} | target {target} s | util {:.3}",
+            s.speed_line(),
             s.utilisation
         );
     }

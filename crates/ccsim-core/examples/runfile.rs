@@ -34,15 +34,7 @@ fn main() {
     };
     for _ in 0..repeats {
         match api::run(&sc, None) {
-            Ok(out) => {
-                let s = &out.summary;
-                println!(
-                    "wall {:.4} s | {:.2} M events/s | {:.2} M bottleneck pkts/s",
-                    s.wall_s,
-                    s.events as f64 / s.wall_s / 1e6,
-                    s.bottleneck_packets as f64 / s.wall_s / 1e6,
-                );
-            }
+            Ok(out) => println!("{}", out.summary.speed_line()),
             Err(e) => {
                 eprintln!("{e}");
                 std::process::exit(2);

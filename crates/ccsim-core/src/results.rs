@@ -120,6 +120,18 @@ pub struct Summary {
     pub wall_s: f64,
 }
 
+impl Summary {
+    /// The run's speed in one line: wall time, events and bottleneck packets per second.
+    pub fn speed_line(&self) -> String {
+        format!(
+            "wall {:.4} s | {:.2} M events/s | {:.2} M bottleneck pkts/s",
+            self.wall_s,
+            self.events as f64 / self.wall_s / 1e6,
+            self.bottleneck_packets as f64 / self.wall_s / 1e6,
+        )
+    }
+}
+
 /// Everything a run produces.
 #[derive(Debug, Clone)]
 pub struct RunOutput {
