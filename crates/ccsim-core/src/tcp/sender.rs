@@ -26,9 +26,10 @@
 //! - RTO per `tcp_retransmit_timer()`/`tcp_enter_loss()`: ssthresh from the CC (once per
 //!   loss episode), cwnd = 1, every un-SACKed segment marked lost, RTO doubled up to
 //!   120 s; retransmitting the head re-arms the timer.
-//! - RTT samples (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`): from the oldest newly
-//!   ACKed never-retransmitted segment (Karn), else a SACKed one, else the timestamp echo;
-//!   the CC gets the newest such segment's RTT.
+//! - RTT samples (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`): from the oldest segment
+//!   this ACK newly covers that was neither retransmitted (Karn) nor SACKed before, else
+//!   from the oldest segment it newly SACKs, else the timestamp echo; the CC gets the
+//!   newest such segment's RTT.
 //! - `tcp_is_cwnd_limited()` and `tcp_cwnd_validate()` gate window growth.
 //! - Pacing (optional, off by default) at `cwnd x mss / srtt` times 200% in slow start
 //!   (cwnd < ssthresh/2) and 120% otherwise (`tcp_update_pacing_rate`).
