@@ -799,8 +799,9 @@ EXPLANATIONS: dict[str, str] = {
         "ends CoDel's dropping state after fewer marks (28 against 49). The overflow is ns-3 "
         "issue #1282, fixed after 3.44; Linux's `tcp_cwnd_reduction` computes in 64 bits "
         "(`div_u64`), and ccsim, like Linux, spreads the reduction over the round trip. "
-        "ccsim is closer to Linux. The overflow needs large windows: from 160 ms down the "
-        "rows agree."
+        "ccsim is closer to Linux. How early the product wraps scales with ssthresh: at "
+        "160 ms after about 11 segments, at 80 ms after about 21, at 20 ms not within a "
+        "window; those rows stay within the targets."
     ),
     "reno-pie-docsis-1": (
         "ns-3's `TbfQueueDisc::DoDequeue` peeks its child, and `QueueDisc::DoPeek` dequeues "
