@@ -60,12 +60,12 @@ impl DropTail {
         self.limit
     }
 
-    /// Whether a packet of `size_bytes` arriving at the empty queue would be admitted.
+    /// Whether a packet of `size_bytes` arriving now fits under the limit.
     #[inline]
-    pub fn admits_into_empty(&self, size_bytes: u64) -> bool {
+    pub fn admits(&self, size_bytes: u64) -> bool {
         match self.limit {
-            Limit::Packets(n) => n > 0,
-            Limit::Bytes(b) => size_bytes <= b,
+            Limit::Packets(n) => (self.fifo.len() as u64) < n,
+            Limit::Bytes(b) => self.fifo.bytes() + size_bytes <= b,
         }
     }
 }
@@ -74,11 +74,7 @@ impl QueueDisc for DropTail {
     #[inline]
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
         let size = ctx.pool.get(id).size_bytes as u64;
-        let admit = match self.limit {
-            Limit::Packets(n) => (self.fifo.len() as u64) < n,
-            Limit::Bytes(b) => self.fifo.bytes() + size <= b,
-        };
-        if admit {
+        if self.admits(size) {
             self.fifo.push(id, size);
         } else {
             ctx.drop_packet(id);

@@ -133,7 +133,7 @@ impl Qdisc {
     #[inline]
     pub fn is_empty_droptail_admitting(&self, size_bytes: u64) -> bool {
         match self {
-            Qdisc::DropTail(q) => q.len_packets() == 0 && q.admits_into_empty(size_bytes),
+            Qdisc::DropTail(q) => q.len_packets() == 0 && q.admits(size_bytes),
             _ => false,
         }
     }
