@@ -752,13 +752,18 @@ _RECOVERY_EXIT = (
     "less per loss, so PIE needs more drops for the same delay and utilisation: ccsim is "
     "closer to Linux."
 )
+# Why ns-3's PIE behind its token bucket measures less delay than the packets wait.
+_TBF_PEEKS_PIE = (
+    "ns-3's `TbfQueueDisc::DoDequeue` peeks its child, and `QueueDisc::DoPeek` dequeues "
+    "the packet from PIE at once (`PieQueueDisc::DoDequeue` takes its delay sample then) "
+    "and holds it until the tokens allow it out: "
+)
 _TBF_PEEK = (
-    " The median sojourn differs because ns-3's `TbfQueueDisc::DoDequeue` peeks its child, "
-    "and `QueueDisc::DoPeek` dequeues the packet from PIE at once (`PieQueueDisc::DoDequeue` "
-    "takes its delay sample then) and holds it until the tokens allow it out: PIE never "
-    "sees the up-to-one-packet time (2.4 ms at 5 Mbit/s) each head packet waits for "
-    "tokens, and holds a longer queue (p50 19.2 ms against ccsim's 12-14 ms, whose shaper "
-    "dequeues from PIE only when the packet leaves)."
+    " The median sojourn differs because "
+    + _TBF_PEEKS_PIE
+    + "PIE never sees the up-to-one-packet time (2.4 ms at 5 Mbit/s) each head packet waits "
+    "for tokens, and holds a longer queue (p50 19.2 ms against ccsim's 12-14 ms, whose "
+    "shaper dequeues from PIE only when the packet leaves)."
 )
 
 EXPLANATIONS: dict[str, str] = {
@@ -804,14 +809,12 @@ EXPLANATIONS: dict[str, str] = {
         "window; those rows stay within the targets."
     ),
     "reno-pie-docsis-1": (
-        "ns-3's `TbfQueueDisc::DoDequeue` peeks its child, and `QueueDisc::DoPeek` dequeues "
-        "the packet from PIE at once (`PieQueueDisc::DoDequeue` takes its delay sample then) "
-        "and holds it until the tokens allow it out: ns-3's PIE never sees the "
-        "up-to-one-packet time (2.4 ms at 5 Mbit/s) each head packet waits for tokens, "
-        "raises p less and drops fewer packets (73 against ccsim's 121); ccsim's shaper "
-        "dequeues from PIE only when the packet leaves. Both hold the single flow's mean "
-        "sojourn near 8 ms (ccsim 8.0, ns-3 8.5), half of PIE's 15 ms target, which is what "
-        "this row shows for issue 4."
+        _TBF_PEEKS_PIE
+        + "ns-3's PIE never sees the up-to-one-packet time (2.4 ms at 5 Mbit/s) each "
+        "head packet waits for tokens, raises p less and drops fewer packets (73 against "
+        "ccsim's 121); ccsim's shaper dequeues from PIE only when the packet leaves. Both "
+        "hold the single flow's mean sojourn near 8 ms (ccsim 8.0, ns-3 8.5), half of PIE's "
+        "15 ms target, which is what this row shows for issue 4."
     ),
     "reno-pie-docsis-5": _RECOVERY_EXIT + _TBF_PEEK,
     "reno-pie-docsis-15": _RECOVERY_EXIT + _TBF_PEEK,
