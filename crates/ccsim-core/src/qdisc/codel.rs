@@ -317,11 +317,7 @@ impl QueueDisc for Codel {
     #[inline]
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
         let size = ctx.pool.get(id).size_bytes as u64;
-        let admit = match self.limit {
-            Limit::Packets(n) => (self.queue.len() as u64) < n,
-            Limit::Bytes(b) => self.bytes + size <= b,
-        };
-        if admit {
+        if self.limit.admits(self.queue.len(), self.bytes, size) {
             self.queue.push_back(id);
             self.bytes += size;
         } else {

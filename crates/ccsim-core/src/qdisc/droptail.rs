@@ -18,6 +18,17 @@ pub enum Limit {
     Bytes(u64),
 }
 
+impl Limit {
+    /// Whether a queue of `len` packets and `bytes` can take a packet of `size` bytes.
+    #[inline]
+    pub fn admits(self, len: usize, bytes: u64, size: u64) -> bool {
+        match self {
+            Limit::Packets(n) => (len as u64) < n,
+            Limit::Bytes(b) => bytes + size <= b,
+        }
+    }
+}
+
 /// FIFO queue with tail drop.
 #[derive(Debug)]
 pub struct DropTail {
@@ -63,10 +74,8 @@ impl DropTail {
     /// Whether a packet of `size_bytes` arriving now fits under the limit.
     #[inline]
     pub fn admits(&self, size_bytes: u64) -> bool {
-        match self.limit {
-            Limit::Packets(n) => (self.fifo.len() as u64) < n,
-            Limit::Bytes(b) => self.fifo.bytes() + size_bytes <= b,
-        }
+        self.limit
+            .admits(self.fifo.len(), self.fifo.bytes(), size_bytes)
     }
 }
 

@@ -849,24 +849,15 @@ impl Pie {
     }
 }
 
-/// Whether the queue (`len` packets, `bytes`) can take a packet of `size` bytes.
-#[inline]
-pub(crate) fn admits(limit: Limit, len: usize, bytes: u64, size: u64) -> bool {
-    match limit {
-        Limit::Packets(n) => (len as u64) < n,
-        Limit::Bytes(b) => bytes + size <= b,
-    }
-}
-
 impl QueueDisc for Pie {
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
         let size = ctx.pool.get(id).size_bytes as u64;
-        if !admits(
-            self.ctrl.cfg.limit,
-            self.fifo.len(),
-            self.fifo.bytes(),
-            size,
-        ) {
+        if !self
+            .ctrl
+            .cfg
+            .limit
+            .admits(self.fifo.len(), self.fifo.bytes(), size)
+        {
             self.ctrl.on_drop();
             ctx.drop_packet(id);
             return;

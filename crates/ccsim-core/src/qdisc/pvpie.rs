@@ -38,7 +38,7 @@ use std::collections::VecDeque;
 
 use super::codel::positive_duration;
 use super::fifo::{fifo_occupancy, PacketFifo};
-use super::pie::{admits, parse_pie_config, PieConfig, PieController, PIE_KEYS};
+use super::pie::{parse_pie_config, PieConfig, PieController, PIE_KEYS};
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
 use crate::net::packet::PacketId;
 use crate::scenario::{AlgoSpec, ScenarioError, SimDuration};
@@ -221,12 +221,12 @@ impl QueueDisc for PvPie {
         self.expire(now);
         self.arrivals.push_back((now, v));
         self.hist.add(v, 1);
-        if !admits(
-            self.ctrl.cfg.limit,
-            self.fifo.len(),
-            self.fifo.bytes(),
-            size,
-        ) {
+        if !self
+            .ctrl
+            .cfg
+            .limit
+            .admits(self.fifo.len(), self.fifo.bytes(), size)
+        {
             ctx.drop_packet(id);
             return;
         }
