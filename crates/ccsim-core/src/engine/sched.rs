@@ -290,16 +290,10 @@ mod tests {
 
     #[test]
     fn min_heap_pops_in_key_order_under_interleaved_pushes() {
-        // A fixed pseudo-random sequence (SplitMix64) of pushes and pops, checked against
-        // a sorted reference.
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
+        // A fixed pseudo-random sequence of pushes and pops, checked against a sorted
+        // reference.
+        let mut rng = crate::engine::rng::stream(7, crate::engine::rng::StreamKind::Udp, 0);
+        let mut next = || rng.next_u64();
         let mut h = MinHeap::default();
         let mut reference: Vec<u128> = Vec::new();
         for round in 0..5000u32 {

@@ -35,6 +35,7 @@ use std::collections::VecDeque;
 use super::codel::{codel_dequeue, parse_codel_params, CodelParams, CodelQueue, CodelVars};
 use super::droptail::bdp_packets;
 use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use crate::engine::rng::splitmix64;
 use crate::net::packet::PacketId;
 use crate::scenario::{AlgoSpec, ByteSize, QueueLimit, ScenarioError};
 
@@ -91,13 +92,6 @@ impl CodelQueue for FlowFifo<'_> {
     fn backlog_bytes(&self) -> u64 {
         *self.total_bytes
     }
-}
-
-fn splitmix64(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
 }
 
 const KEYS: &[&str] = &[
