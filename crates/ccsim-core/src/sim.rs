@@ -172,6 +172,18 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let rate = b.rate.bps;
     let n_tcp: usize = sc.flows.iter().map(|g| g.count as usize).sum();
     let n_udp: usize = sc.udp.iter().map(|g| g.count as usize).sum();
+    // Events name links and flows by 28-bit indices (`Event::MAX_INDEX`); each host
+    // brings four access links.
+    let max_hosts = (Event::MAX_INDEX as usize - 2) / 4;
+    if n_tcp + n_udp > max_hosts {
+        return Err(ScenarioError::new(
+            "flows",
+            format!(
+                "{} flows in all; at most {max_hosts} are supported",
+                n_tcp + n_udp
+            ),
+        ));
+    }
     let max_rtt_ns = sc
         .flows
         .iter()
@@ -588,6 +600,16 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 link: world.bottleneck,
                 rate_bps: rc.rate.bps,
             },
+        ));
+    }
+    if timed.len() > Event::MAX_INDEX as usize {
+        return Err(ScenarioError::new(
+            "changes",
+            format!(
+                "{} scheduled changes in all; at most {} are supported",
+                timed.len(),
+                Event::MAX_INDEX
+            ),
         ));
     }
     for (at, action) in timed {

@@ -53,18 +53,109 @@ pub enum TcpTimerKind {
     DelAck,
 }
 
-/// A heap entry: `key` packs (time, sequence) into one integer so that ordering is a
-/// single wide comparison.
+impl Event {
+    /// Bits of an event's code that hold its index; the four above hold its kind.
+    const INDEX_BITS: u32 = 28;
+    /// The largest link, flow or change index an event can carry (see `World` build).
+    pub const MAX_INDEX: u32 = (1 << Self::INDEX_BITS) - 1;
+    /// Kinds below this go to the network heap.
+    const FIRST_OTHER_KIND: u32 = 3;
+
+    /// Pack into 32 bits: kind in the top four, index below.
+    #[inline]
+    fn encode(self) -> u32 {
+        let (kind, index) = match self {
+            Event::LinkTxDone(l) => (0, l),
+            Event::LineArrive(k) => (1, k),
+            Event::QdiscTimer(l) => (2, l),
+            Event::TcpTimer { flow, timer } => (
+                match timer {
+                    TcpTimerKind::Rto => 3,
+                    TcpTimerKind::Pacing => 4,
+                    TcpTimerKind::DelAck => 5,
+                },
+                flow,
+            ),
+            Event::FlowStart(f) => (6, f),
+            Event::FlowStop(f) => (7, f),
+            Event::UdpSend(u) => (8, u),
+            Event::StatsTick => (9, 0),
+            Event::MeasureStart => (10, 0),
+            Event::MeasureEnd => (11, 0),
+            Event::Change(i) => (12, i),
+            Event::ControlTick => (13, 0),
+        };
+        debug_assert!(index <= Self::MAX_INDEX, "event index {index} too large");
+        (kind << Self::INDEX_BITS) | index
+    }
+
+    #[inline]
+    fn decode(code: u32) -> Event {
+        let index = code & Self::MAX_INDEX;
+        let timer = |timer| Event::TcpTimer { flow: index, timer };
+        match code >> Self::INDEX_BITS {
+            0 => Event::LinkTxDone(index),
+            1 => Event::LineArrive(index),
+            2 => Event::QdiscTimer(index),
+            3 => timer(TcpTimerKind::Rto),
+            4 => timer(TcpTimerKind::Pacing),
+            5 => timer(TcpTimerKind::DelAck),
+            6 => Event::FlowStart(index),
+            7 => Event::FlowStop(index),
+            8 => Event::UdpSend(index),
+            9 => Event::StatsTick,
+            10 => Event::MeasureStart,
+            11 => Event::MeasureEnd,
+            12 => Event::Change(index),
+            _ => Event::ControlTick,
+        }
+    }
+}
+
+/// A heap entry: (time, sequence, event code) packed into one integer, time in the top
+/// 64 bits and a 32-bit sequence number below it, so that ordering is a single wide
+/// comparison (sequence numbers are unique, so the code never decides) and four
+/// children of a heap node fill one 64-byte cache line.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     key: u128,
-    event: Event,
 }
 
 impl Entry {
     #[inline]
+    fn new(time_ns: u64, seq: u32, event: Event) -> Self {
+        Entry {
+            key: (time_ns as u128) << 64 | (seq as u128) << 32 | event.encode() as u128,
+        }
+    }
+
+    #[inline]
     fn time_ns(&self) -> u64 {
         (self.key >> 64) as u64
+    }
+
+    #[inline]
+    fn code(&self) -> u32 {
+        self.key as u32
+    }
+
+    #[inline]
+    fn event(&self) -> Event {
+        Event::decode(self.code())
+    }
+
+    #[inline]
+    fn is_network(&self) -> bool {
+        self.code() >> Event::INDEX_BITS < Event::FIRST_OTHER_KIND
+    }
+
+    /// The same entry with another sequence number.
+    #[inline]
+    fn with_seq(self, seq: u32) -> Self {
+        let keep = !((u32::MAX as u128) << 32);
+        Entry {
+            key: (self.key & keep) | (seq as u128) << 32,
+        }
     }
 }
 
@@ -141,6 +232,11 @@ impl MinHeap {
 /// Deterministic event queue.
 #[derive(Debug, Default)]
 pub struct Scheduler {
+    /// The earliest pending event when it was scheduled earlier than everything in both
+    /// heaps, as a packet's next hop mostly is (a transmit-done a serialisation time
+    /// away): it is popped next without passing through a heap. Invariant: when set, its
+    /// key is below every key in `network` and `other`.
+    front: Option<Entry>,
     /// Events of packets on their way: transmit-done, line arrivals, qdisc timers.
     network: MinHeap,
     /// Every other event (TCP timers, flow starts and stops, statistics ticks, ...).
@@ -170,21 +266,58 @@ impl Scheduler {
     #[inline]
     pub fn at(&mut self, time_ns: u64, event: Event) {
         debug_assert!(time_ns >= self.now_ns, "event scheduled in the past");
-        let seq = self.next_seq;
+        if self.next_seq > u32::MAX as u64 {
+            self.renumber();
+        }
+        let seq = self.next_seq as u32;
         self.next_seq += 1;
-        let t = time_ns.max(self.now_ns) as u128;
-        let entry = Entry {
-            key: (t << 64) | seq as u128,
-            event,
-        };
-        if matches!(
-            event,
-            Event::LinkTxDone(_) | Event::LineArrive(_) | Event::QdiscTimer(_)
-        ) {
+        let entry = Entry::new(time_ns.max(self.now_ns), seq, event);
+        match self.front {
+            // Keys grow with the sequence number, so a new entry is below the front only
+            // when it is due earlier; the old front then goes to its heap.
+            Some(f) if entry.key < f.key => {
+                self.front = Some(entry);
+                self.push_heap(f);
+            }
+            Some(_) => self.push_heap(entry),
+            None => {
+                let below = |h: &MinHeap| h.peek_key().is_none_or(|k| entry.key < k);
+                if below(&self.network) && below(&self.other) {
+                    self.front = Some(entry);
+                } else {
+                    self.push_heap(entry);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn push_heap(&mut self, entry: Entry) {
+        if entry.is_network() {
             self.network.push(entry);
         } else {
             self.other.push(entry);
         }
+    }
+
+    /// Sequence numbers are 32 bits wide: after 2^32 schedulings, number the pending
+    /// events afresh from zero in their current order (which is thereby unchanged).
+    #[cold]
+    fn renumber(&mut self) {
+        let mut all: Vec<Entry> = self.front.take().into_iter().collect();
+        all.append(&mut self.network.data);
+        all.append(&mut self.other.data);
+        all.sort_unstable_by_key(|e| e.key);
+        // A sorted array is a valid heap, and so is each order-preserving part of it.
+        for (i, e) in all.into_iter().enumerate() {
+            let e = e.with_seq(i as u32);
+            if e.is_network() {
+                self.network.data.push(e);
+            } else {
+                self.other.data.push(e);
+            }
+        }
+        self.next_seq = self.pending() as u64;
     }
 
     /// Schedule `event` `delay_ns` from now.
@@ -196,6 +329,15 @@ impl Scheduler {
     /// Pop the next event if it is due no later than `until_ns`, advancing the clock.
     #[inline]
     pub fn pop_until(&mut self, until_ns: u64) -> Option<Event> {
+        if let Some(f) = self.front {
+            if f.time_ns() > until_ns {
+                return None;
+            }
+            self.front = None;
+            self.now_ns = f.time_ns();
+            self.executed += 1;
+            return Some(f.event());
+        }
         let (key, from_other) = match (self.network.peek_key(), self.other.peek_key()) {
             (None, None) => return None,
             (Some(a), None) => (a, false),
@@ -219,7 +361,7 @@ impl Scheduler {
         let e = heap.pop().expect("peeked");
         self.now_ns = e.time_ns();
         self.executed += 1;
-        Some(e.event)
+        Some(e.event())
     }
 
     /// Advance the clock to `t` when no event remains before it.
@@ -230,7 +372,7 @@ impl Scheduler {
     }
 
     pub fn pending(&self) -> usize {
-        self.network.len() + self.other.len()
+        self.network.len() + self.other.len() + self.front.is_some() as usize
     }
 }
 
@@ -299,10 +441,7 @@ mod tests {
         for round in 0..5000u32 {
             if next() % 3 != 0 || reference.is_empty() {
                 let key = ((next() % 1000) as u128) << 64 | round as u128;
-                h.push(Entry {
-                    key,
-                    event: Event::StatsTick,
-                });
+                h.push(Entry { key });
                 reference.push(key);
                 reference.sort_unstable_by(|a, b| b.cmp(a));
             } else {
@@ -314,6 +453,65 @@ mod tests {
             assert_eq!(h.pop().map(|e| e.key), Some(k));
         }
         assert!(h.pop().is_none());
+    }
+
+    #[test]
+    fn every_event_survives_its_packing() {
+        let max = Event::MAX_INDEX;
+        let timer = |timer| Event::TcpTimer { flow: max, timer };
+        for e in [
+            Event::LinkTxDone(max),
+            Event::LineArrive(3),
+            Event::QdiscTimer(0),
+            timer(TcpTimerKind::Rto),
+            timer(TcpTimerKind::Pacing),
+            timer(TcpTimerKind::DelAck),
+            Event::FlowStart(7),
+            Event::FlowStop(max),
+            Event::UdpSend(1),
+            Event::StatsTick,
+            Event::MeasureStart,
+            Event::MeasureEnd,
+            Event::Change(2),
+            Event::ControlTick,
+        ] {
+            let entry = Entry::new(u64::MAX, u32::MAX, e);
+            assert_eq!(entry.event(), e);
+            assert_eq!(entry.time_ns(), u64::MAX);
+            let network = matches!(
+                e,
+                Event::LinkTxDone(_) | Event::LineArrive(_) | Event::QdiscTimer(_)
+            );
+            assert_eq!(entry.is_network(), network, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn order_survives_sequence_number_wrap() {
+        // Start just below the 32-bit wrap; same-time events must keep insertion order
+        // across it, in both heaps and the front slot.
+        let mut s = Scheduler {
+            next_seq: u32::MAX as u64 - 3,
+            ..Scheduler::default()
+        };
+        let mut expect = vec![];
+        for i in 0..12u32 {
+            let t = [50, 20, 50, 20][i as usize % 4];
+            let e = if i % 3 == 0 {
+                Event::LinkTxDone(i)
+            } else {
+                Event::UdpSend(i)
+            };
+            s.at(t, e);
+            expect.push((t, i, e));
+        }
+        expect.sort_by_key(|&(t, i, _)| (t, i));
+        let mut got = vec![];
+        while let Some(e) = s.pop_until(u64::MAX) {
+            got.push(e);
+        }
+        assert_eq!(got, expect.iter().map(|x| x.2).collect::<Vec<_>>());
+        assert!(s.next_seq < 100, "renumbered from zero");
     }
 
     #[test]
