@@ -23,30 +23,37 @@ use crate::stats::QueueStats;
 pub type LinkId = u32;
 
 /// A link and its queue.
+///
+/// Laid out by hand (`repr(C)`, cache-line aligned) so that what every packet touches,
+/// the transmitter state, the discipline and the departure counters, fills the first
+/// three cache lines and the rest (name, random stream, timer) comes after: a scenario
+/// with thousands of access links cannot keep them all in cache, so each traversal
+/// should miss as few lines as possible.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Link {
-    pub name: String,
-    pub from: u32,
-    pub to: u32,
     pub rate_bps: u64,
     pub delay_ns: u64,
-    pub qdisc: Qdisc,
-    /// The discipline's random stream.
-    pub rng: SimRng,
     /// The transmitter is busy until this time.
     pub busy_until_ns: u64,
-    /// A `LinkTxDone` event is scheduled.
-    pub tx_pending: bool,
-    /// The discipline uses timers (`QueueDisc::uses_timer`), and its timer.
-    pub qdisc_uses_timer: bool,
-    pub qdisc_timer: crate::tcp::Timer,
-    /// The [`DelayLine`] this link propagates through (unused by zero-delay links).
-    pub line: u32,
     /// A zero-delay link's packet on the wire: it reaches the far end when its
     /// transmission ends, at the `LinkTxDone` event that frees the transmitter, so such a
     /// link costs one event per packet instead of a transmit-done and a line arrival.
     pub in_flight: Option<LineEntry>,
+    /// The [`DelayLine`] this link propagates through (unused by zero-delay links).
+    pub line: u32,
+    /// A `LinkTxDone` event is scheduled.
+    pub tx_pending: bool,
+    /// The discipline uses timers (`QueueDisc::uses_timer`), and its timer.
+    pub qdisc_uses_timer: bool,
+    pub qdisc: Qdisc,
     pub stats: QueueStats,
+    pub qdisc_timer: crate::tcp::Timer,
+    /// The discipline's random stream.
+    pub rng: SimRng,
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
 }
 
 impl Link {

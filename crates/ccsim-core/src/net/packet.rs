@@ -48,7 +48,12 @@ pub const TCP_IP_HEADER_BYTES: u32 = 52;
 
 /// A packet. Sequence numbers count MSS-sized segments (segment `n` carries bytes
 /// `[n*mss, (n+1)*mss)` of the flow), so SACK blocks and ACKs are in segments too.
+///
+/// Aligned to a cache line: at its natural 56-byte stride three of four packets in the
+/// pool would straddle two lines, and a packet is touched at every hop, mostly after
+/// waiting long enough in a queue or delay line to have left the cache.
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(64))]
 pub struct Packet {
     /// Bytes on the wire (headers included).
     pub size_bytes: u32,

@@ -4,23 +4,25 @@
 
 use hdrhistogram::Histogram;
 
-/// Counters of one queue.
+/// Counters of one queue. `repr(C)` keeps what every departure updates together at the
+/// front (see [`crate::net::link::Link`]'s layout).
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct QueueStats {
     pub arrivals: u64,
     pub departures: u64,
-    pub drops: u64,
-    pub marks: u64,
     pub bytes_departed: u64,
     /// Per-interval accumulators (reset at every stats tick).
     pub iv_sojourn_sum_ns: u64,
     pub iv_sojourn_max_ns: u64,
     pub iv_departures: u64,
-    /// Measurement-window sojourn statistics.
-    pub win_sojourn_sum_ns: u128,
-    pub win_departures: u64,
     /// Boxed: cold, and large enough to push hot link fields out of cache.
     pub hist: Option<Box<Histogram<u64>>>,
+    pub drops: u64,
+    pub marks: u64,
+    /// Measurement-window sojourn statistics.
+    pub win_departures: u64,
+    pub win_sojourn_sum_ns: u128,
 }
 
 impl QueueStats {
