@@ -978,7 +978,7 @@ impl World {
                 .qdisc
                 .is_empty_droptail_admitting(self.pool.get(id).size_bytes as u64)
         {
-            self.transmit(l, id, now);
+            self.transmit(l, id, now, false);
             return;
         }
         let mut ctx = QdiscCtx {
@@ -1016,7 +1016,7 @@ impl World {
             self.sync_qdisc_timer(l);
         }
         match next {
-            Some(id) => self.transmit(l, id, now),
+            Some(id) => self.transmit(l, id, now, true),
             None => {
                 let link = &mut self.links[l as usize];
                 if link.qdisc.len_packets() > 0 {
@@ -1030,9 +1030,11 @@ impl World {
     }
 
     /// Put packet `id`, just taken from link `l`'s queue, on the wire: it occupies the
-    /// transmitter for its serialisation time, then propagates.
+    /// transmitter for its serialisation time, then propagates. `may_be_queued`: other
+    /// packets may wait behind it (false on the idle-link fast path, which saves asking
+    /// the discipline).
     #[inline]
-    fn transmit(&mut self, l: u32, id: PacketId, now: u64) {
+    fn transmit(&mut self, l: u32, id: PacketId, now: u64, may_be_queued: bool) {
         let in_window = self.in_window;
         let link = &mut self.links[l as usize];
         let p = self.pool.get(id);
@@ -1042,7 +1044,11 @@ impl World {
         link.busy_until_ns = tx_end;
         let arrive = tx_end + link.delay_ns;
         let zero_delay = link.delay_ns == 0;
-        let queued = link.qdisc.peek();
+        let queued = if may_be_queued {
+            link.qdisc.peek()
+        } else {
+            None
+        };
         if let Some(next) = queued {
             self.pool.prefetch(next);
             link.tx_pending = true;
