@@ -147,6 +147,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             output=Path(args.output) if args.output else None,
             work=Path(args.work) if args.work else None,
             command="ccsim compare ns3" + (" --quick" if args.quick else ""),
+            cpu=args.cpu,
         )
     except compare.Ns3Unavailable as exc:
         raise BadInput(str(exc)) from exc

@@ -12,6 +12,7 @@ functions over :class:`RawRun` records, tested on synthetic data.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import json
 import math
@@ -23,9 +24,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -965,7 +967,8 @@ def write_markdown(rows: Sequence[Row], header: dict, path: Path | None = None) 
             f"ccsim moved {min(cc_pps) / 1e6:.2f}-{max(cc_pps) / 1e6:.2f} M bottleneck "
             f"packets per second of wall time, ns-3 {min(ns_pps) / 1e3:.1f}-"
             f"{max(ns_pps) / 1e3:.1f} k. ccsim's wall time is the median of "
-            f"{CCSIM_REPEATS} identical runs (deterministic: same results); ns-3 ran once."
+            f"{2 * CCSIM_REPEATS} identical runs (deterministic: same results), half "
+            "before and half after ns-3's one run, all on the same CPU."
             + (
                 f" Below the speed target: {', '.join(r.scenario.name for r in slow)}."
                 if slow
@@ -1056,12 +1059,12 @@ def _group_info(sc: Scenario) -> tuple[list[int], list[str]]:
 
 
 CCSIM_REPEATS = 3
+"""ccsim runs on each side of the ns-3 run; the median of all of them is reported."""
 
 
-def run_ccsim(sc: Scenario, quick: bool, repeats: int = CCSIM_REPEATS) -> dict:
-    """Run ccsim ``repeats`` times (deterministic: identical results) and keep the median
-    simulation wall time, so that one run disturbed by another process does not decide
-    the speed ratio."""
+def run_ccsim(sc: Scenario, quick: bool, repeats: int = CCSIM_REPEATS) -> tuple[Any, list[float]]:
+    """Run ccsim ``repeats`` times and return the result with every run's simulation
+    wall time (ccsim is deterministic: the runs must give identical results)."""
     import ccsim
 
     scenario = ccsim_scenario(sc, quick)
@@ -1077,6 +1080,12 @@ def run_ccsim(sc: Scenario, quick: bool, repeats: int = CCSIM_REPEATS) -> dict:
                 raise RuntimeError(f"{sc.name}: ccsim runs differ")
         result = r
     assert result is not None
+    return result, walls
+
+
+def ccsim_metrics(sc: Scenario, result: Any, walls: Sequence[float]) -> dict:
+    """The metrics of a ccsim result, with the median of ``walls`` as its wall time, so
+    that a run disturbed by another process does not decide the speed ratio."""
     summary = dict(result.summary)
     summary["wall_s"] = float(np.median(walls))
     summary["_rate_bps"] = sc.rate_mbps * 1e6
@@ -1210,6 +1219,30 @@ def find_source(explicit: str | None = None) -> Path:
     )
 
 
+@contextlib.contextmanager
+def pinned_cpu(cpu: int | None) -> Iterator[int | None]:
+    """Run the matrix on one CPU: the ccsim runs in this process and the ns-3 programs it
+    starts, which inherit the affinity. On a shared virtual machine the cores' speeds
+    differ and change over minutes (ccsim's wall time on one scenario was 1.4x apart on
+    this machine's two cores at the same moment), so two simulators timed on different
+    cores would compare the cores. ``cpu`` None: the highest-numbered allowed CPU (the
+    first is the likelier to serve interrupts). Yields the CPU, or None where the
+    platform cannot pin."""
+    if not hasattr(os, "sched_setaffinity"):
+        yield None
+        return
+    allowed = os.sched_getaffinity(0)
+    chosen = max(allowed) if cpu is None else cpu
+    if chosen not in allowed:
+        cpus = ", ".join(map(str, sorted(allowed)))
+        raise Ns3Unavailable(f"--cpu {chosen}: not one of this process's CPUs ({cpus})")
+    os.sched_setaffinity(0, {chosen})
+    try:
+        yield chosen
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
 def run(
     quick: bool = False,
     only: str | None = None,
@@ -1217,15 +1250,17 @@ def run(
     work: Path | None = None,
     log: Callable[[str], None] = print,
     command: str = "python bench/compare.py",
+    cpu: int | None = None,
 ) -> list[Row]:
     source = find_source()
     bench_dir = source.parent.parent
     output = output or bench_dir / "RESULTS.md"
     build = find_ns3()
-    if work is None:
-        with tempfile.TemporaryDirectory(prefix="ccsim-ns3-") as tmp:
-            return _run(quick, only, output, Path(tmp), build, source, log, command)
-    return _run(quick, only, output, work, build, source, log, command)
+    with contextlib.ExitStack() as stack:
+        if work is None:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ccsim-ns3-")))
+        pinned = stack.enter_context(pinned_cpu(cpu))
+        return _run(quick, only, output, work, build, source, log, command, pinned)
 
 
 def _run(
@@ -1237,6 +1272,7 @@ def _run(
     source: Path,
     log: Callable[[str], None],
     command: str,
+    pinned: int | None = None,
 ) -> list[Row]:
     exe = work / "dumbbell"
     t0 = time.monotonic()
@@ -1248,8 +1284,13 @@ def _run(
         if only and not re.search(only, sc.name):
             continue
         t1 = time.monotonic()
-        cc = run_ccsim(sc, quick)
+        # ccsim runs on both sides of ns-3's run, on the same CPU (see `pinned_cpu`), so
+        # that both simulators' times come from the same stretch of this machine's
+        # (varying) speed.
+        result, walls = run_ccsim(sc, quick)
         ns = run_ns3(sc, quick, exe, work)
+        walls += run_ccsim(sc, quick)[1]
+        cc = ccsim_metrics(sc, result, walls)
         _, names = _group_info(sc)
         checks = compare_metrics(cc, ns, names)
         ratio = speed_ratio(cc, ns)
@@ -1266,6 +1307,7 @@ def _run(
     header["load"] = (
         f"load average {load0[0]:.2f} at the start, {load1[0]:.2f} at the end "
         f"({os.cpu_count()} cores; other processes may share the machine)"
+        + (f"; both simulators pinned to CPU {pinned}" if pinned is not None else "")
     )
     write_markdown(rows, header, output)
     log(f"wrote {output}")
@@ -1280,6 +1322,12 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument("--only", metavar="REGEX", help="run only the scenarios matching REGEX")
     p.add_argument("-o", "--output", metavar="FILE", help="Markdown file (bench/RESULTS.md)")
     p.add_argument("--work", metavar="DIR", help="keep the ns-3 build and raw outputs here")
+    p.add_argument(
+        "--cpu",
+        type=int,
+        metavar="N",
+        help="run both simulators on CPU N (default: the highest-numbered allowed CPU)",
+    )
     return p
 
 
@@ -1292,6 +1340,7 @@ def main(argv: Sequence[str] | None = None, command: str = "python bench/compare
             output=Path(args.output) if args.output else None,
             work=Path(args.work) if args.work else None,
             command=command + (" --quick" if args.quick else ""),
+            cpu=args.cpu,
         )
     except Ns3Unavailable as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -5,6 +5,7 @@ synthetic data. Nothing here compiles or runs ns-3."""
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -229,3 +230,15 @@ def test_missing_ns3_is_bad_input(monkeypatch, capsys):
     monkeypatch.setattr(md, "distribution", missing)
     assert cli.main(["compare", "ns3", "--quick"]) == cli.EXIT_BAD_INPUT
     assert "pip install '.[ns3]'" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_both_simulators_are_pinned_to_one_cpu_and_released_after():
+    allowed = os.sched_getaffinity(0)
+    with compare.pinned_cpu(None) as cpu:
+        assert cpu == max(allowed)
+        assert os.sched_getaffinity(0) == {cpu}
+    assert os.sched_getaffinity(0) == allowed
+    with pytest.raises(compare.Ns3Unavailable, match="--cpu 100000"), compare.pinned_cpu(100000):
+        pass
+    assert os.sched_getaffinity(0) == allowed
