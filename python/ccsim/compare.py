@@ -823,14 +823,18 @@ EXPLANATIONS: dict[str, str] = {
 }
 
 SPEED_NOTE = (
-    "Why ratios fall short: the small scenarios (one to fifteen flows at 10-40 Mbit/s) "
-    "take 10-100 ms of ccsim wall time, where another process on the second core (see "
-    "the load in the header) and per-run fixed costs weigh most, and their ratio moves "
-    "by ±30% from run to run; ns-3 spends 30-60 µs per bottleneck packet there. In the "
-    "scale case ccsim moves fewer packets per second than on one flow (per-flow state and "
-    "2 000 access links fall out of cache), while ns-3 was given the settings below that "
-    "keep its per-hop cost from growing with the number of router interfaces (with its "
-    "default weak end-system model it took about twice as long)."
+    "Why ratios fall short: this machine's speed drifts by up to 1.6x within minutes and "
+    "differs between its cores (the same ccsim run took 0.033 s on one core and "
+    "0.046-0.058 s on the other within the same minute; ns-3 took 1.7-2.3 s for "
+    "reno-pie-docsis-15 in different runs of this command). Both simulators run on one "
+    "CPU and ccsim is timed on both sides of ns-3's run, but ns-3's single run still "
+    "samples a different stretch of the drift than ccsim's, so the ratio of one row moves "
+    "by about ±30% from run to run. The rows nearest 100x are those where ns-3 is leanest "
+    "(few packets in flight: short RTTs, the 5 Mbit/s shaped rows). In the scale case "
+    "ccsim moves fewer packets per second than on one flow (per-flow state and 2 000 "
+    "access links fall out of cache), while ns-3 was given the settings below that keep "
+    "its per-hop cost from growing with the number of router interfaces (with its default "
+    "weak end-system model it took about twice as long)."
 )
 
 # Defaults that could not be matched (written to RESULTS.md).
