@@ -967,12 +967,12 @@ impl World {
 
     fn link_enqueue(&mut self, l: u32, id: PacketId) {
         let now = self.sched.now();
-        self.pool.get_mut(id).enqueue_ns = now;
         let link = &mut self.links[l as usize];
         link.stats.arrivals += 1;
         // An idle link with an empty DropTail queue sends the packet straight away:
         // DropTail admits it and hands it back unchanged, so skip the round trip
-        // through its FIFO (most access and reverse-path hops take this path).
+        // through its FIFO (most access and reverse-path hops take this path). Its
+        // sojourn is zero, so `transmit` needs no enqueue time.
         if link.is_idle(now)
             && link
                 .qdisc
@@ -981,6 +981,8 @@ impl World {
             self.transmit(l, id, now, false);
             return;
         }
+        self.pool.get_mut(id).enqueue_ns = now;
+        let link = &mut self.links[l as usize];
         let mut ctx = QdiscCtx {
             now_ns: now,
             pool: &mut self.pool,
@@ -1030,16 +1032,17 @@ impl World {
     }
 
     /// Put packet `id`, just taken from link `l`'s queue, on the wire: it occupies the
-    /// transmitter for its serialisation time, then propagates. `may_be_queued`: other
-    /// packets may wait behind it (false on the idle-link fast path, which saves asking
-    /// the discipline).
+    /// transmitter for its serialisation time, then propagates. `may_be_queued`: it came
+    /// through the queue, and others may wait behind it (false on the idle-link fast
+    /// path: it arrived now and nothing waits, which saves asking the discipline).
     #[inline]
     fn transmit(&mut self, l: u32, id: PacketId, now: u64, may_be_queued: bool) {
         let in_window = self.in_window;
         let link = &mut self.links[l as usize];
         let p = self.pool.get(id);
         let size = p.size_bytes;
-        link.stats.on_departure(now - p.enqueue_ns, size, in_window);
+        let sojourn_ns = if may_be_queued { now - p.enqueue_ns } else { 0 };
+        link.stats.on_departure(sojourn_ns, size, in_window);
         let tx_end = now + serialisation_ns(size, link.rate_bps);
         link.busy_until_ns = tx_end;
         let arrive = tx_end + link.delay_ns;
