@@ -823,18 +823,21 @@ EXPLANATIONS: dict[str, str] = {
 }
 
 SPEED_NOTE = (
-    "Why ratios fall short: this machine's speed drifts by up to 1.6x within minutes and "
+    "Why ratios fall short: the rows nearest 100x are those where ns-3 is leanest, the "
+    "shaped 5 Mbit/s rows with many flows (ns-3 moves 25 k bottleneck packets per second "
+    "there against 30-40 k elsewhere, while ccsim pays two transmit attempts per packet "
+    "behind the token bucket): reno-pie-docsis-15 came out at 98-140x in the full runs "
+    "of 2026-11-21 (ns-3 1.6-2.3 s, ccsim 0.017 s), and at 98-99x in two of three. All "
+    "ratios move with this machine's speed, which drifts by up to 1.6x within minutes and "
     "differs between its cores (the same ccsim run took 0.033 s on one core and "
-    "0.046-0.058 s on the other within the same minute; ns-3 took 1.7-2.3 s for "
-    "reno-pie-docsis-15 in different runs of this command). Both simulators run on one "
-    "CPU and ccsim is timed on both sides of ns-3's run, but ns-3's single run still "
-    "samples a different stretch of the drift than ccsim's, so the ratio of one row moves "
-    "by about ±30% from run to run. The rows nearest 100x are those where ns-3 is leanest "
-    "(few packets in flight: short RTTs, the 5 Mbit/s shaped rows). In the scale case "
-    "ccsim moves fewer packets per second than on one flow (per-flow state and 2 000 "
-    "access links fall out of cache), while ns-3 was given the settings below that keep "
-    "its per-hop cost from growing with the number of router interfaces (with its default "
-    "weak end-system model it took about twice as long)."
+    "0.046-0.058 s on the other within the same minute): both simulators run on one CPU "
+    "and ccsim is timed on both sides of ns-3's run, but ns-3's single run still samples "
+    "a different stretch of the drift. The scale case is the most exposed (230-334x in "
+    "the full runs of 2026-11-21): its per-flow state and 2 000 access links do not fit "
+    "in the core's cache, so ccsim moves fewer packets per second than on one flow and "
+    "slows whenever the shared cache is contended, while ns-3 was given the settings "
+    "below that keep its per-hop cost from growing with the number of router interfaces "
+    "(with its default weak end-system model it took about twice as long)."
 )
 
 # Defaults that could not be matched (written to RESULTS.md).
