@@ -978,3 +978,13 @@ fn garbage_never_panics() {
         assert!(!e.to_string().contains('\n'));
     }
 }
+
+#[test]
+fn more_flows_than_events_can_name_is_a_one_line_error() {
+    // Events carry 28-bit link and flow indices; the check runs before anything is
+    // allocated for the flows.
+    let text = EXAMPLE.replace("count = 2", "count = 70000000");
+    let sc = Scenario::from_toml(&text).expect("parses");
+    let err = ccsim_core::api::validate(&sc).expect_err("too many flows");
+    check_err(&err, "flows", "at most 67108863 are supported");
+}
