@@ -1,4 +1,5 @@
-//! The event queue: a 4-ary min-heap keyed by (time, sequence).
+//! The event queue: a 4-ary min-heap keyed by (time, sequence), with a one-entry front
+//! slot for an event due before everything pending (a packet's next hop mostly is).
 //!
 //! Events are small `Copy` values that name what to do by index (a link, a flow, a
 //! timer); the world that owns links and flows interprets them. Nothing is allocated per
@@ -342,15 +343,22 @@ impl Scheduler {
     /// Pop the next event if it is due no later than `until_ns`, advancing the clock.
     #[inline]
     pub fn pop_until(&mut self, until_ns: u64) -> Option<Event> {
-        if let Some(f) = self.front {
-            if f.time_ns() > until_ns {
-                return None;
+        let e = match self.front {
+            Some(f) if f.time_ns() > until_ns => return None,
+            Some(f) => {
+                self.front = None;
+                f
             }
-            self.front = None;
-            self.now_ns = f.time_ns();
-            self.executed += 1;
-            return Some(f.event());
-        }
+            None => self.pop_heaps_until(until_ns)?,
+        };
+        self.now_ns = e.time_ns();
+        self.executed += 1;
+        Some(e.event())
+    }
+
+    /// The smaller of the two heaps' heads, if due no later than `until_ns`.
+    #[inline]
+    fn pop_heaps_until(&mut self, until_ns: u64) -> Option<Entry> {
         let (key, from_other) = match (self.network.peek_key(), self.other.peek_key()) {
             (None, None) => return None,
             (Some(a), None) => (a, false),
@@ -371,10 +379,7 @@ impl Scheduler {
         } else {
             &mut self.network
         };
-        let e = heap.pop().expect("peeked");
-        self.now_ns = e.time_ns();
-        self.executed += 1;
-        Some(e.event())
+        heap.pop()
     }
 
     /// Advance the clock to `t` when no event remains before it.
