@@ -141,14 +141,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     """``ccsim compare ns3``: the validation matrix in ccsim and ns-3 (bench/RESULTS.md)."""
     try:
-        compare.run(
-            quick=args.quick,
-            only=args.only,
-            output=Path(args.output) if args.output else None,
-            work=Path(args.work) if args.work else None,
-            command="ccsim compare ns3" + (" --quick" if args.quick else ""),
-            cpu=args.cpu,
-        )
+        compare.run_args(args, "ccsim compare ns3")
     except compare.Ns3Unavailable as exc:
         raise BadInput(str(exc)) from exc
     return EXIT_OK

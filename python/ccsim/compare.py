@@ -1070,14 +1070,17 @@ CCSIM_REPEATS = 3
 """ccsim runs on each side of the ns-3 run; the median of all of them is reported."""
 
 
-def run_ccsim(sc: Scenario, quick: bool, repeats: int = CCSIM_REPEATS) -> tuple[Any, list[float]]:
+def run_ccsim(
+    sc: Scenario, quick: bool, repeats: int = CCSIM_REPEATS, like: Any = None
+) -> tuple[Any, list[float]]:
     """Run ccsim ``repeats`` times and return the result with every run's simulation
-    wall time (ccsim is deterministic: the runs must give identical results)."""
+    wall time (ccsim is deterministic: the runs, and ``like``, an earlier run's result,
+    must all give identical results)."""
     import ccsim
 
     scenario = ccsim_scenario(sc, quick)
     walls = []
-    result = None
+    result = like
     for _ in range(max(1, repeats)):
         r = ccsim.run(scenario)
         walls.append(r.summary["wall_s"])
@@ -1297,7 +1300,7 @@ def _run(
         # (varying) speed.
         result, walls = run_ccsim(sc, quick)
         ns = run_ns3(sc, quick, exe, work)
-        walls += run_ccsim(sc, quick)[1]
+        walls += run_ccsim(sc, quick, like=result)[1]
         cc = ccsim_metrics(sc, result, walls)
         _, names = _group_info(sc)
         checks = compare_metrics(cc, ns, names)
@@ -1339,17 +1342,23 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return p
 
 
+def run_args(args: argparse.Namespace, command: str) -> list[Row]:
+    """Run the matrix as a command line parsed by ``build_parser`` asks (``command``: how
+    the user invoked it, for the header of RESULTS.md)."""
+    return run(
+        quick=args.quick,
+        only=args.only,
+        output=Path(args.output) if args.output else None,
+        work=Path(args.work) if args.work else None,
+        command=command + (" --quick" if args.quick else ""),
+        cpu=args.cpu,
+    )
+
+
 def main(argv: Sequence[str] | None = None, command: str = "python bench/compare.py") -> int:
     args = build_parser().parse_args(argv)
     try:
-        run(
-            quick=args.quick,
-            only=args.only,
-            output=Path(args.output) if args.output else None,
-            work=Path(args.work) if args.work else None,
-            command=command + (" --quick" if args.quick else ""),
-            cpu=args.cpu,
-        )
+        run_args(args, command)
     except Ns3Unavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
