@@ -1180,6 +1180,7 @@ def ns3_notes(sc: Scenario, ns: dict, cc: dict) -> list[str]:
 
 def machine_header(build: Ns3Build | None, quick: bool, command: str) -> dict:
     import ccsim
+    from ccsim import _core
 
     cpu = platform.processor() or platform.machine()
     try:
@@ -1199,7 +1200,7 @@ def machine_header(build: Ns3Build | None, quick: bool, command: str) -> dict:
         "command": command,
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.release()}",
-        "ccsim": ccsim.__version__,
+        "ccsim": f"{ccsim.__version__}, profile-guided optimisation {_core.build_info()['pgo']}",
         "python": platform.python_version(),
         "mode": "quick (shortened runs)" if quick else "full",
     }

@@ -254,12 +254,25 @@ fn version() -> &'static str {
 }
 
 /// ccsim's simulator core (Rust).
+/// How this extension was compiled: `pgo` is the decision of the build backend
+/// (`pgo/ccsim_build.py`) on profile-guided optimisation, as one line.
+#[pyfunction]
+fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(
+        "pgo",
+        option_env!("CCSIM_BUILD_PGO").unwrap_or("off (not built by pgo/ccsim_build.py)"),
+    )?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(parse_check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(duration_ns, m)?)?;
     m.add("__version__", ccsim_core::VERSION)?;
     Ok(())
