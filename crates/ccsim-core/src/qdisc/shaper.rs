@@ -104,8 +104,15 @@ impl Bucket {
             0
         } else {
             let d = need - self.tokens;
-            let r = self.rate_bps as i128;
-            ((d + r - 1) / r) as u64
+            // A deficit of a few packets fits in 64 bits, whose division is several
+            // times cheaper than the 128-bit one; the result is the same.
+            match u64::try_from(d) {
+                Ok(d) => d.div_ceil(self.rate_bps),
+                Err(_) => {
+                    let r = self.rate_bps as i128;
+                    ((d + r - 1) / r) as u64
+                }
+            }
         }
     }
 }
@@ -117,9 +124,10 @@ pub struct Shaped {
     sustained: Bucket,
     peak: Option<Bucket>,
     last_ns: u64,
-    /// Size of the head packet the last `dequeue` held back (for `next_ready_ns`, which
-    /// has no access to the packet pool).
-    blocked_size: Option<u64>,
+    /// When the head packet the last `dequeue` held back will conform (for
+    /// `next_ready_ns`, which has no access to the packet pool; only `dequeue` changes
+    /// the buckets, so the time stays valid until the next one).
+    blocked_until_ns: Option<u64>,
     /// The DOCSIS request–grant MAC ([`DocsisParams`]); `None` for the plain dual
     /// token bucket.
     mac: Option<Box<DocsisMac>>,
@@ -155,7 +163,7 @@ impl Shaped {
             sustained: Bucket::new(sustained_bps, burst_bytes),
             peak: peak_bps.map(|p| Bucket::new(p, peak_burst_bytes)),
             last_ns: 0,
-            blocked_size: None,
+            blocked_until_ns: None,
             mac: None,
         })
     }
@@ -284,11 +292,12 @@ impl QueueDisc for Shaped {
         let head = self.inner.peek()?;
         self.refill(ctx.now_ns);
         let size = ctx.pool.get(head).size_bytes as u64;
-        if self.wait_ns(size) > 0 {
-            self.blocked_size = Some(size);
+        let wait_ns = self.wait_ns(size);
+        if wait_ns > 0 {
+            self.blocked_until_ns = Some(self.last_ns + wait_ns);
             return None;
         }
-        self.blocked_size = None;
+        self.blocked_until_ns = None;
         let id = self.inner.dequeue(ctx)?;
         let sent = ctx.pool.get(id).size_bytes as i128 * UNITS_PER_BYTE;
         self.sustained.tokens -= sent;
@@ -319,10 +328,8 @@ impl QueueDisc for Shaped {
         if let Some(m) = &self.mac {
             return Some(m.next_ready_ns(now_ns, &self.inner));
         }
-        match self.blocked_size {
-            Some(size) if self.inner.len_packets() > 0 => {
-                Some((self.last_ns + self.wait_ns(size)).max(now_ns))
-            }
+        match self.blocked_until_ns {
+            Some(t) if self.inner.len_packets() > 0 => Some(t.max(now_ns)),
             _ => self.inner.next_ready_ns(now_ns),
         }
     }
