@@ -823,22 +823,20 @@ EXPLANATIONS: dict[str, str] = {
 }
 
 SPEED_NOTE = (
-    "Why ratios fall short: the row nearest 100x is the shaped 5 Mbit/s one with 15 "
-    "flows, where ccsim spends the most per bottleneck packet: seven events each, as a "
+    "Why ratios fall short: the row nearest 100x is usually the shaped 5 Mbit/s one with "
+    "15 flows, where ccsim spends the most per bottleneck packet: seven events each, as a "
     "packet the token bucket holds back costs a second transmit attempt and fifteen "
-    "flows' delayed-ACK timers fire often. In four full runs on 2026-11-21 before this "
-    "one it came out at 98-140x (ns-3 1.6-2.3 s, ccsim 0.016-0.017 s), at 98-99x in three "
-    "of them. All ratios move with this machine's speed, which drifts by up to 1.6x "
-    "within minutes and "
-    "differs between its cores (the same ccsim run took 0.033 s on one core and "
-    "0.046-0.058 s on the other within the same minute): both simulators run on one CPU "
-    "and ccsim is timed on both sides of ns-3's run, but ns-3's single run still samples "
-    "a different stretch of the drift. The scale case is the most exposed (189-373x in "
-    "those four runs): its per-flow state and 2 000 access links do not fit "
-    "in the core's cache, so ccsim moves fewer packets per second than on one flow and "
-    "slows whenever the shared cache is contended, while ns-3 was given the settings "
+    "flows' delayed-ACK timers fire often. All ratios move with this machine's speed, "
+    "which drifts by up to 1.6x within minutes and differs between its cores (the same "
+    "ccsim run took 0.033 s on one core and 0.046-0.058 s on the other within the same "
+    "minute): both simulators run on one CPU and ccsim is timed on both sides of ns-3's "
+    "run, but ns-3's single run still samples a different stretch of the drift. The "
+    "scale case is the most exposed: its per-flow state and 2 000 access links do not "
+    "fit in the core's cache, so ccsim moves fewer packets per second than on one flow "
+    "and slows whenever the shared cache is contended, while ns-3 was given the settings "
     "below that keep its per-hop cost from growing with the number of router interfaces "
-    "(with its default weak end-system model it took about twice as long)."
+    "(with its default weak end-system model it took about twice as long). A ccsim built "
+    "without the profile in pgo/ (see the header) is 1.2-1.5x slower."
 )
 
 # Defaults that could not be matched (written to RESULTS.md).
