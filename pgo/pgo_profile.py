@@ -41,9 +41,14 @@ def sources_digest(root: Path = ROOT) -> str:
     return h.hexdigest()
 
 
+def rustc_command() -> str:
+    """The compiler cargo will run: ``$RUSTC``, else ``rustc`` on the PATH."""
+    return os.environ.get("RUSTC", "rustc")
+
+
 def rustc_version(rustc: str | None = None) -> dict[str, str]:
     """``rustc -vV`` as a dict (``release``, ``LLVM version``, ...); empty if unavailable."""
-    cmd = [rustc or os.environ.get("RUSTC", "rustc"), "-vV"]
+    cmd = [rustc or rustc_command(), "-vV"]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):

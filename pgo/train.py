@@ -51,7 +51,10 @@ def fail(message: str) -> None:
 
 def llvm_profdata(rustc: dict[str, str]) -> Path:
     sysroot = subprocess.run(
-        ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
+        [pgo_profile.rustc_command(), "--print", "sysroot"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     tool = Path(sysroot) / "lib" / "rustlib" / rustc["host"] / "bin" / "llvm-profdata"
     if not tool.is_file():

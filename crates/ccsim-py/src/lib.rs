@@ -253,7 +253,6 @@ fn version() -> &'static str {
     ccsim_core::VERSION
 }
 
-/// ccsim's simulator core (Rust).
 /// How this extension was compiled: `pgo` is the decision of the build backend
 /// (`pgo/ccsim_build.py`) on profile-guided optimisation, as one line.
 #[pyfunction]
@@ -266,6 +265,7 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// ccsim's simulator core (Rust).
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
