@@ -1,11 +1,13 @@
-"""Running a sweep: on local threads or on a Dask cluster, storing each run as it ends.
+"""Running a sweep: on local threads or on a Dask cluster, storing runs in batches.
 
 **Local execution uses threads**, ``--jobs`` of them (all cores by default). The core
 releases the GIL for the whole simulation, so threads use every core; they cost no process
-start-up, no pickling of scenarios or results, and each thread writes its own run's files
-(Arrow and Parquet release the GIL too). A crash that takes the whole process down (rather
-than a Rust panic, which becomes an exception and a failed run) loses only the runs in
-flight: the sweep resumes where it stopped.
+start-up and no pickling of scenarios or results. Each thread takes the next run from a
+queue and hands the outcome to this thread, which gives it to the store: the store writes
+finished runs in batches (see :mod:`ccsim.sweep_store`), bounded by runs and by seconds,
+so a crash that takes the whole process down (rather than a Rust panic, which becomes an
+exception and a failed run) loses only the runs in flight and the last, unflushed batch.
+Ctrl-C lets the runs in flight end and writes every finished run before stopping.
 
 **Dask** (``dask=ADDRESS`` or ``"local:N"``) sends batches of runs to the workers, which
 return the summaries and tables; this process writes them, so no shared filesystem is
@@ -20,11 +22,12 @@ import json
 import logging
 import math
 import os
+import queue
 import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,9 +47,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ccsim import _core
-from ccsim.results import tables_from_core
 from ccsim.sweep_spec import RunSpec, Sweep, SweepError, SweepSource, load_sweep
-from ccsim.sweep_store import Outcome, SweepStore, iter_failures
+from ccsim.sweep_store import FLUSH_RUNS, FLUSH_S, Columns, Outcome, SweepStore, iter_failures
 
 #: Seconds to wait for a Dask scheduler before giving up.
 DASK_CONNECT_TIMEOUT_S = 5.0
@@ -54,6 +56,11 @@ DASK_CONNECT_TIMEOUT_S = 5.0
 MAX_BATCH = 32
 #: ...and there are about this many tasks per worker thread, for load balance.
 TASKS_PER_THREAD = 4
+#: The loops wake at least this often (seconds) to write a batch that is due, and to
+#: notice workers that died.
+POLL_S = 0.5
+#: Dask: how long to sleep when no task has finished (its results are polled).
+DASK_POLL_S = 0.02
 
 _HOST = socket.gethostname()
 
@@ -70,12 +77,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def simulate(text: str, series: Sequence[str]) -> tuple[dict[str, Any], dict[str, pa.Table]]:
+def simulate(text: str, series: Sequence[str]) -> tuple[dict[str, Any], dict[str, Columns]]:
     """Run scenario JSON in the core (GIL released); the summary and the ``series`` tables
-    (only those are converted to Arrow)."""
+    as the core gives them (the store converts a whole batch to Arrow at once)."""
     summary_json, raw = _core.run(text, "json")
-    tables = tables_from_core({name: raw[name] for name in series if name in raw})
-    return json.loads(summary_json), tables
+    return json.loads(summary_json), {name: raw[name] for name in series if name in raw}
 
 
 def execute(run: int, text: str, series: Sequence[str]) -> Outcome:
@@ -143,6 +149,40 @@ class _Progress:
 # --------------------------------------------------------------------------- executors
 
 
+class _Writer:
+    """Gives outcomes to the store and remembers whether writing failed: then the runs
+    still buffered are not written again on the way out (an interrupt, even in the middle
+    of a write, still writes them: a batch is only forgotten once it is committed)."""
+
+    def __init__(self, store: SweepStore, on_done: Callable[[Outcome], None]):
+        self.store = store
+        self.on_done = on_done
+        self.failed = False
+
+    def _guard(self, write: Callable[[], None]) -> None:
+        try:
+            write()
+        except Exception:
+            self.failed = True
+            raise
+
+    def add(self, outcome: Outcome) -> None:
+        self._guard(lambda: self.store.add(outcome))
+        self.on_done(outcome)
+
+    def tick(self) -> None:
+        self._guard(self.store.flush_if_due)
+
+    def finish(self) -> None:
+        if not self.failed:
+            self.store.flush()
+
+
+def _wait_s(store: SweepStore) -> float:
+    due = store.seconds_to_flush()
+    return POLL_S if due is None else min(POLL_S, due)
+
+
 def run_local(
     specs: Sequence[RunSpec],
     series: Sequence[str],
@@ -150,21 +190,51 @@ def run_local(
     jobs: int,
     on_done: Callable[[Outcome], None],
 ) -> None:
-    """Run on ``jobs`` threads; each thread writes its own run's files."""
+    """Run on ``jobs`` threads, each taking the next run from a queue; store the outcomes
+    here, in batches. On an interrupt or a write error, no new run starts, the runs in
+    flight end, and every finished run is written (unless writing is what failed)."""
+    todo: queue.SimpleQueue[RunSpec] = queue.SimpleQueue()
+    for spec in specs:
+        todo.put(spec)
+    finished: queue.SimpleQueue[Outcome] = queue.SimpleQueue()
+    stop = threading.Event()
+    series = tuple(series)
 
-    def task(spec: RunSpec) -> Outcome:
-        outcome = execute(spec.run, spec.scenario_json, series)
-        store.write(outcome)
-        return outcome
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                spec = todo.get_nowait()
+            except queue.Empty:
+                return
+            finished.put(execute(spec.run, spec.scenario_json, series))
 
+    writer = _Writer(store, on_done)
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ccsim-sweep")
+    workers = [pool.submit(worker) for _ in range(min(jobs, len(specs)))]
     try:
-        futures = [pool.submit(task, spec) for spec in specs]
-        for future in as_completed(futures):
-            on_done(future.result())
+        left = len(specs)
+        while left:
+            try:
+                outcome = finished.get(timeout=_wait_s(store))
+            except queue.Empty:
+                outcome = None
+            if outcome is None:
+                writer.tick()
+                if all(w.done() for w in workers) and finished.empty():
+                    for w in workers:
+                        w.result()  # a worker that died raises here
+                    raise RuntimeError("sweep workers stopped with runs left")  # pragma: no cover
+                continue
+            left -= 1
+            writer.add(outcome)
+            writer.tick()
     finally:
-        # On an interrupt or a write error: drop queued runs, let the ones in flight end.
-        pool.shutdown(wait=True, cancel_futures=True)
+        stop.set()
+        pool.shutdown(wait=True)  # the runs in flight end
+        if not writer.failed:
+            while not finished.empty():
+                writer.add(finished.get())
+        writer.finish()
 
 
 @dataclass
@@ -259,27 +329,36 @@ def run_dask(
     pending = distributed.as_completed(
         [submit(items[i : i + size]) for i in range(0, len(items), size)], loop=client.loop
     )
+    writer = _Writer(store, on_done)
     try:
-        for future in pending:
-            _, batch = live.pop(future.key)
-            try:
-                outcomes = future.result()
-            except Exception as exc:  # the task failed (e.g. its workers kept dying)
-                if len(batch) > 1:
-                    for item in batch:
-                        pending.add(submit([item]))
-                    continue
-                stamp = _now()
-                error = _one_line(f"the Dask task failed: {type(exc).__name__}: {exc}")
-                outcomes = [Outcome(batch[0][0], None, error, stamp, stamp, "dask")]
-            finally:
-                future.release()
-            for outcome in outcomes:
-                store.write(outcome)
-                on_done(outcome)
+        while not pending.is_empty():
+            # poll rather than block, so that a batch due by time is written meanwhile
+            ready = pending.next_batch(block=False)
+            if not ready:
+                writer.tick()
+                time.sleep(DASK_POLL_S)
+                continue
+            for future in ready:
+                _, batch = live.pop(future.key)
+                try:
+                    outcomes = future.result()
+                except Exception as exc:  # the task failed (e.g. its workers kept dying)
+                    if len(batch) > 1:
+                        for item in batch:
+                            pending.add(submit([item]))
+                        continue
+                    stamp = _now()
+                    error = _one_line(f"the Dask task failed: {type(exc).__name__}: {exc}")
+                    outcomes = [Outcome(batch[0][0], None, error, stamp, stamp, "dask")]
+                finally:
+                    future.release()
+                for outcome in outcomes:
+                    writer.add(outcome)
+                writer.tick()
     finally:
         if live:  # interrupted, or writing failed: stop what is still queued
             client.cancel([future for future, _ in live.values()])
+        writer.finish()
 
 
 # --------------------------------------------------------------------------- the sweep
@@ -330,17 +409,21 @@ def sweep(
     batch_size: int | None = None,
     progress: bool = False,
     plot: bool = False,
+    flush_runs: int = FLUSH_RUNS,
+    flush_s: float = FLUSH_S,
 ) -> SweepReport:
     """Run every run of a sweep that ``out`` does not hold yet, and return a report.
 
     ``spec`` is a sweep file path, TOML text or a dict of the same keys (see the README,
     "Sweeps"). Runs go to ``jobs`` threads (default: all cores), or to a Dask cluster with
-    ``dask`` = a scheduler address, ``"local:N"`` or a ``distributed.Client``. Each run's
-    row and series are written as soon as it ends; ``out/results.parquet`` once all are
-    done. A run that fails is recorded (``status = "failed"``, ``error``) and the sweep
-    goes on; ``retry_failed`` runs those again. A directory holding a different sweep is
-    refused unless ``force`` (which deletes its results). ``plot`` draws the ``[plot]``
-    of the sweep into ``out/sweep.png``.
+    ``dask`` = a scheduler address, ``"local:N"`` or a ``distributed.Client``. Finished
+    runs' rows and series are written in batches, once ``flush_runs`` have finished or
+    ``flush_s`` seconds after the oldest of them finished (and at the end, or on Ctrl-C);
+    ``out/results.parquet`` once all are done. A run that fails is recorded
+    (``status = "failed"``, ``error``) and the sweep goes on; ``retry_failed`` runs those
+    again. A directory holding a different sweep is refused unless ``force`` (which
+    deletes its results). ``plot`` draws the ``[plot]`` of the sweep into
+    ``out/sweep.png``.
 
     Raises :class:`ccsim.SweepError` for bad input before anything is written.
     """
@@ -353,11 +436,15 @@ def sweep(
         raise SweepError(f"--jobs: expected an integer >= 1, got {jobs!r}")
     if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
         raise SweepError(f"--batch: expected an integer >= 1, got {batch_size!r}")
+    if isinstance(flush_runs, bool) or not isinstance(flush_runs, int) or flush_runs < 1:
+        raise SweepError(f"flush_runs: expected an integer >= 1, got {flush_runs!r}")
+    if not isinstance(flush_s, (int, float)) or not flush_s >= 0:
+        raise SweepError(f"flush_s: expected a number of seconds >= 0, got {flush_s!r}")
     if plot:
         from ccsim.sweep_plot import check_plot_spec
 
         check_plot_spec(sweep_)
-    store = SweepStore(Path(out), sweep_)
+    store = SweepStore(Path(out), sweep_, flush_runs=flush_runs, flush_s=float(flush_s))
     store.check(force)
     conn = connect_dask(dask) if dask is not None else None
     try:

@@ -1,16 +1,28 @@
-"""A sweep's result directory: one Parquet row per finished run, written atomically.
+"""A sweep's result directory: result rows and per-run tables, written in durable batches.
 
 Layout of ``DIR``::
 
-    sweep.json                         the sweep (base, axes, ...) and its fingerprint
-    runs/part-000123.parquet           the result row of run 123 (one file per run)
-    series/<table>/run=000123/data.parquet   that run's time series (Hive partitions)
-    results.parquet                    every row, by run id (written when all are done)
+    sweep.json                             the sweep (base, axes, ...) and its fingerprint
+    runs/part-000042.parquet               the result rows of batch 42 (several runs)
+    series/<table>/part-000042.parquet     those runs' rows of <table>, ``run`` column last
+    results.parquet                        every row, by run id (written when all are done)
 
-A run counts as done once its ``runs/part-*.parquet`` exists. Every file is written to a
-hidden temporary name in the same directory and renamed into place (``os.replace``), so a
-killed sweep leaves no half-written file, and readers (which skip names starting with
-``.``) never see one. The series files of a run are written before its row.
+Writing one file per run cost more than a short simulation (file creation, a Parquet
+footer, a directory per run and table), so finished runs are buffered and written
+together as one *batch* when :data:`FLUSH_RUNS` runs have finished, :data:`FLUSH_S`
+seconds after the oldest of them finished, or :data:`FLUSH_BYTES` of tables are held,
+whichever comes first, and when the sweep ends or is interrupted (Ctrl-C).
+
+A batch is committed in this order: every table goes to a hidden temporary file, is
+fsync'ed and renamed into ``series/``; then the rows go to ``runs/`` the same way, and the
+directories are fsync'ed. The rename of ``runs/part-K.parquet`` commits batch K: a run is
+done once its row is in ``runs/``. When a sweep opens the directory again it removes
+temporary files and the ``series/`` parts whose ``runs/`` part is missing (a sweep killed
+between the two renames), so every run is in the results exactly once. A sweep killed
+with SIGKILL (or a power cut) therefore loses the runs in flight and the finished runs
+not flushed yet: at most :data:`FLUSH_RUNS` of them, finished within the last
+:data:`FLUSH_S` seconds. Readers skip names starting with ``.``, so they never see a
+half-written file.
 """
 
 from __future__ import annotations
@@ -19,20 +31,22 @@ import contextlib
 import datetime as dt
 import json
 import os
+import re
 import shutil
-import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from ccsim.output import OutputDirError, check_output_dir
-from ccsim.results import PARQUET_OPTIONS
+from ccsim.results import PARQUET_OPTIONS, column_to_arrow, tables_from_core
 from ccsim.sweep_spec import Axis, RunSpec, Sweep, SweepError
 
 MANIFEST = "sweep.json"
@@ -43,7 +57,15 @@ PLOT_FILE = "sweep.png"
 LOCK_FILE = ".lock"
 #: What ``--force`` removes (only ccsim's own files).
 OWNED = (MANIFEST, RUNS_DIR, SERIES_DIR, RESULTS_FILE, PLOT_FILE)
-FORMAT = "ccsim-sweep/1"
+#: ``ccsim-sweep/1`` was one file per run (``runs/part-<run>``, ``series/<t>/run=<run>/``).
+FORMAT = "ccsim-sweep/2"
+
+#: A batch is written once this many runs have finished...
+FLUSH_RUNS = 500
+#: ...or this many seconds after the oldest unwritten run finished...
+FLUSH_S = 2.0
+#: ...or when the unwritten tables hold about this many bytes, whichever comes first.
+FLUSH_BYTES = 64 << 20
 
 #: Columns that depend on the machine and the moment, not on the scenario.
 WALL_CLOCK_COLUMNS = ("wall_s", "started_at", "finished_at", "worker")
@@ -118,7 +140,18 @@ class Outcome:
     started_at: dt.datetime
     finished_at: dt.datetime
     worker: str
-    tables: dict[str, pa.Table] = field(default_factory=dict)
+    #: The kept tables as the core returns them, ``{name: {column: (dtype, data)}}``:
+    #: converted to Arrow once per batch, not once per run (see :func:`concat_core_tables`).
+    tables: dict[str, dict[str, tuple[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        """About how many bytes the tables hold (for the flush threshold)."""
+        return sum(
+            len(data) * (1 if isinstance(data, (bytes, bytearray)) else 16)
+            for columns in self.tables.values()
+            for _, data in columns.values()
+        )
 
     @property
     def failed(self) -> bool:
@@ -177,32 +210,127 @@ class RowSchema:
         return row
 
 
-#: Options of the one-row part files: no compression, dictionary or statistics, which
-#: would cost more time than they save space on a single row (results.parquet and the
-#: series use :data:`ccsim.results.PARQUET_OPTIONS`).
-PART_OPTIONS: dict[str, Any] = {
-    "version": "2.6",
-    "compression": "none",
-    "use_dictionary": False,
-    "write_statistics": False,
-    "store_schema": True,
-}
+# --------------------------------------------------------------------------- batches
+
+#: Bytes per value of the core's fixed-width column types (others are converted one by one).
+_WIDTHS = {"f64": 8, "u64": 8, "u32": 4}
+
+Columns = dict[str, tuple[str, Any]]
 
 
-def _atomic_parquet(table: pa.Table, path: Path, options: dict[str, Any] = PARQUET_OPTIONS) -> None:
-    """Write ``table`` to a hidden temporary file next to ``path``, then rename it."""
+def _row_count(dtype: str, data: Any) -> int:
+    if dtype == "str":
+        return len(data)
+    width = _WIDTHS.get(dtype)
+    return len(data) // width if width else len(column_to_arrow(dtype, data))
+
+
+def _concat_column(dtype: str, parts: list[Any]) -> pa.Array:
+    if dtype == "str":
+        return column_to_arrow(dtype, [value for part in parts for value in part])
+    if dtype in _WIDTHS:  # one join and one zero-copy view instead of one array per run
+        return column_to_arrow(dtype, b"".join(parts))
+    return pa.concat_arrays([column_to_arrow(dtype, part) for part in parts])
+
+
+def concat_core_tables(parts: Sequence[tuple[int, Columns]]) -> pa.Table:
+    """One Arrow table of several runs' core columns (``(run, columns)`` in that order),
+    with the run id as a last ``run`` column (int64), as one run's table would read with
+    its Hive partition."""
+    names = list(parts[0][1])
+    signature = [(name, parts[0][1][name][0]) for name in names]
+    if any([(n, c[0]) for n, c in columns.items()] != signature for _, columns in parts):
+        # the core gave this table different columns in different runs: unify by name
+        tables = [_with_run(tables_from_core({"t": columns})["t"], run) for run, columns in parts]
+        return pa.concat_tables(tables, promote_options="permissive")
+    arrays = [_concat_column(dtype, [c[name][1] for _, c in parts]) for name, dtype in signature]
+    first = names[0] if names else None
+    counts = [_row_count(*columns[first]) if first else 0 for _, columns in parts]
+    runs = np.repeat(np.array([run for run, _ in parts], dtype=np.int64), counts)
+    return pa.Table.from_arrays([*arrays, pa.array(runs)], names=[*names, "run"])
+
+
+def _with_run(table: pa.Table, run: int) -> pa.Table:
+    return table.append_column("run", pa.array(np.full(table.num_rows, run, dtype=np.int64)))
+
+
+def _parquet_bytes(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **options)
-    data = sink.getvalue()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    pq.write_table(table, sink, **PARQUET_OPTIONS)
+    return sink.getvalue().to_pybytes()
+
+
+def _tmp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _write_synced(data: bytes, path: Path) -> None:
+    """Write ``data`` to ``path`` and fsync it (before it is renamed into place)."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make renames in ``directory`` durable (a no-op where directories cannot be opened)."""
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - file systems that refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)
+
+
+def _commit(files: Sequence[tuple[Path, bytes]]) -> None:
+    """Write every ``(path, data)`` durably, the last one renamed into place last."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for path, data in files:
+            tmp = _tmp_name(path)
+            staged.append((tmp, path))
+            _write_synced(data, tmp)
+        *first, (last_tmp, last) = staged
+        for tmp, path in first:
+            os.replace(tmp, path)
+        for directory in dict.fromkeys(path.parent for _, path in first):
+            _fsync_dir(directory)
+        os.replace(last_tmp, last)
+        _fsync_dir(last.parent)
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise
+
+
+def _atomic_parquet(table: pa.Table, path: Path) -> None:
+    _commit([(path, _parquet_bytes(table))])
+
+
+def _atomic_text(text: str, path: Path) -> None:
+    _commit([(path, text.encode("utf-8"))])
+
+
+_PART = re.compile(r"part-(\d+)\.parquet")
+
+
+def _parts(directory: Path) -> dict[int, Path]:
+    """``part-K.parquet`` files of a directory by K (none if it does not exist)."""
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return {}
+    found = {}
+    for entry in entries:
+        m = _PART.fullmatch(entry.name)
+        if m is not None:
+            found[int(m.group(1))] = Path(entry.path)
+    return found
 
 
 def _remove_temporary(directory: Path) -> None:
@@ -216,29 +344,45 @@ def _remove_temporary(directory: Path) -> None:
                 os.unlink(entry.path)
 
 
-def _atomic_text(text: str, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+# --------------------------------------------------------------------------- the store
 
 
 class SweepStore:
-    """The result directory of one sweep."""
+    """The result directory of one sweep.
 
-    def __init__(self, out: Path, sweep: Sweep):
+    Finished runs are given to :meth:`add` (by one thread: the executor's loop) and
+    written in batches by :meth:`flush`, which :meth:`add` calls when a batch is full;
+    the loop calls :meth:`flush_if_due` when :meth:`seconds_to_flush` have passed, and
+    :meth:`flush` at the end."""
+
+    def __init__(
+        self,
+        out: Path,
+        sweep: Sweep,
+        flush_runs: int = FLUSH_RUNS,
+        flush_s: float = FLUSH_S,
+        flush_bytes: int = FLUSH_BYTES,
+    ):
         self.out = out
         self.sweep = sweep
         self.fingerprint = sweep.fingerprint()
         self.rows = RowSchema(sweep.axes)
-        self.width = max(6, len(str(max(len(sweep.runs) - 1, 0))))
+        self.flush_runs = flush_runs
+        self.flush_s = flush_s
+        self.flush_bytes = flush_bytes
         self._lock_fd: int | None = None
-        self._written: dict[int, dict[str, Any]] = {}
         self._by_run = {spec.run: spec for spec in sweep.runs}
+        self._buffer: list[Outcome] = []
+        self._buffer_bytes = 0
+        self._oldest: float | None = None  # time.monotonic() of the oldest buffered run
+        self._next_batch = 0
+        self.written = 0  # runs written in this session
+        self.batches = 0  # batches written in this session
 
     # -- checks before anything is written
 
-    def existing_fingerprint(self) -> str | None:
-        """Fingerprint in an existing directory, None if new/empty; SweepError if unusable."""
+    def _manifest_doc(self) -> dict[str, Any] | None:
+        """The existing manifest, None if the directory is new/empty; SweepError if unusable."""
         try:
             check_output_dir(self.out)
         except OutputDirError as exc:
@@ -256,28 +400,47 @@ class SweepStore:
             return None
         try:
             doc = json.loads(manifest.read_text(encoding="utf-8"))
-            return str(doc["fingerprint"])
+            str(doc["fingerprint"])
+            return dict(doc)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise SweepError(f"{manifest}: unreadable sweep manifest ({exc})") from exc
 
+    def existing_fingerprint(self) -> str | None:
+        """Fingerprint in an existing directory, None if new/empty; SweepError if unusable."""
+        doc = self._manifest_doc()
+        return None if doc is None else str(doc["fingerprint"])
+
+    def _same_sweep(self, doc: dict[str, Any] | None) -> bool:
+        return (
+            doc is not None
+            and doc["fingerprint"] == self.fingerprint
+            and doc.get("format") == FORMAT
+        )
+
     def check(self, force: bool) -> None:
         """Refuse a directory holding another sweep (unless ``force``); write nothing."""
-        found = self.existing_fingerprint()
-        if found is not None and found != self.fingerprint and not force:
+        doc = self._manifest_doc()
+        if doc is None or self._same_sweep(doc) or force:
+            return
+        if doc.get("format") != FORMAT:
             raise SweepError(
-                f"{self.out}: holds results of a different sweep (the expanded run list "
-                "changed); use --force to discard them, or another output directory"
+                f"{self.out}: holds results in an older layout ({doc.get('format')}, one file "
+                "per run); use --force to discard them, or another output directory"
             )
+        raise SweepError(
+            f"{self.out}: holds results of a different sweep (the expanded run list "
+            "changed); use --force to discard them, or another output directory"
+        )
 
     # -- opening
 
     def open(self, force: bool) -> None:
         """Create the directory, lock it, clear a different sweep's files if ``force``,
-        and write the manifest."""
+        write the manifest, and remove what a killed sweep left half-written."""
         self.out.mkdir(parents=True, exist_ok=True)
         self._lock()
-        found = self.existing_fingerprint()
-        if found is not None and found != self.fingerprint:
+        doc = self._manifest_doc()
+        if doc is not None and not self._same_sweep(doc):
             if not force:  # another process changed it between check() and now
                 raise SweepError(f"{self.out}: holds results of a different sweep")
             for name in OWNED:
@@ -287,10 +450,30 @@ class SweepStore:
                 else:
                     path.unlink(missing_ok=True)
         (self.out / RUNS_DIR).mkdir(exist_ok=True)
-        if found != self.fingerprint:
+        for name in self.sweep.series:  # readers find every kept table, even if empty
+            (self.out / SERIES_DIR / name).mkdir(parents=True, exist_ok=True)
+        if not self._same_sweep(doc):
             _atomic_text(
                 json.dumps(self.manifest(), indent=2, default=str) + "\n", self.out / MANIFEST
             )
+        self._recover()
+
+    def _series_dirs(self) -> list[Path]:
+        root = self.out / SERIES_DIR
+        return sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+    def _recover(self) -> None:
+        """Remove temporary files and the series parts of batches never committed (killed
+        between renaming the series and the rows), and number the next batch."""
+        committed = _parts(self.out / RUNS_DIR)
+        _remove_temporary(self.out / RUNS_DIR)
+        highest = max(committed, default=-1)
+        for directory in self._series_dirs():
+            _remove_temporary(directory)
+            for batch, path in _parts(directory).items():
+                if batch not in committed:
+                    path.unlink()
+        self._next_batch = highest + 1
 
     def _lock(self) -> None:
         try:
@@ -333,79 +516,109 @@ class SweepStore:
 
     # -- state
 
-    def part_path(self, run: int) -> Path:
-        return self.out / RUNS_DIR / f"part-{run:0{self.width}d}.parquet"
+    def _row_parts(self) -> list[Path]:
+        return [path for _, path in sorted(_parts(self.out / RUNS_DIR).items())]
+
+    def _read_rows(self, columns: list[str] | None = None) -> pa.Table:
+        files = [str(path) for path in self._row_parts()]
+        if not files:
+            return self.rows.schema.empty_table().select(columns or self.rows.schema.names)
+        dataset = ds.dataset(files, format="parquet", schema=self.rows.schema)
+        return dataset.to_table(columns=columns)
 
     def done(self) -> set[int]:
         """Runs with a result row (finished, successfully or not)."""
-        runs: set[int] = set()
-        directory = self.out / RUNS_DIR
-        if not directory.is_dir():
-            return runs
-        for entry in os.scandir(directory):
-            name = entry.name
-            if name.startswith("part-") and name.endswith(".parquet"):
-                with contextlib.suppress(ValueError):
-                    runs.add(int(name[5:-8]))
+        runs = set(self._read_rows(["run"]).column("run").to_pylist())
         return {r for r in runs if r in self._by_run}
 
     def failed(self) -> set[int]:
         """Runs whose stored row has ``status = "failed"``."""
-        if not self.done():
-            return set()
-        table = self.dataset().to_table(columns=["run", "status"])
+        table = self._read_rows(["run", "status"])
         failed = table.filter(pc.equal(table.column("status"), "failed"))
         return set(failed.column("run").to_pylist())
 
     def pending(self, retry_failed: bool) -> list[RunSpec]:
-        """Runs to do, after removing temporary files a killed sweep left behind."""
-        done = self.done()
+        """Runs to do. With ``retry_failed``, the rows of failed runs are removed first
+        (their batch files rewritten without them), so each run keeps one row."""
         if retry_failed:
-            done -= self.failed()
-        todo = [spec for spec in self.sweep.runs if spec.run not in done]
-        _remove_temporary(self.out / RUNS_DIR)
-        for name in self.sweep.series:
-            for spec in todo:
-                _remove_temporary(self.out / SERIES_DIR / name / f"run={spec.run:0{self.width}d}")
-        return todo
+            self._drop_failed_rows()
+        done = self.done()
+        return [spec for spec in self.sweep.runs if spec.run not in done]
+
+    def _drop_failed_rows(self) -> None:
+        for path in self._row_parts():
+            table = pq.read_table(path, schema=self.rows.schema)
+            ok = pc.equal(table.column("status"), "ok")
+            if pc.all(ok).as_py():
+                continue
+            kept = table.filter(ok)
+            if kept.num_rows:
+                _atomic_parquet(kept, path)
+            else:  # a batch of failed runs only: failed runs have no series
+                path.unlink()
+                _fsync_dir(path.parent)
 
     # -- writing
 
-    def write(self, outcome: Outcome) -> None:
-        """Store one run: its series (if it succeeded), then its row. Thread-safe."""
-        spec = self._by_run[outcome.run]
-        tag = f"run={outcome.run:0{self.width}d}"
-        if not outcome.failed:
-            for name, table in outcome.tables.items():
-                if table.num_rows == 0:
-                    continue
-                directory = self.out / SERIES_DIR / name / tag
-                directory.mkdir(parents=True, exist_ok=True)
-                _atomic_parquet(table, directory / "data.parquet")
-        row = self.rows.row(spec, outcome)
-        table = pa.Table.from_pylist([row], schema=self.rows.schema)
-        _atomic_parquet(table, self.part_path(spec.run), PART_OPTIONS)
-        self._written[spec.run] = row  # for consolidate(), without reading the file back
+    def add(self, outcome: Outcome) -> None:
+        """Buffer a finished run; write the batch if it is full (by runs or bytes)."""
+        if outcome.run not in self._by_run:
+            raise ValueError(f"run {outcome.run} is not a run of this sweep")
+        if self._oldest is None:
+            self._oldest = time.monotonic()
+        self._buffer.append(outcome)
+        self._buffer_bytes += outcome.nbytes
+        if len(self._buffer) >= self.flush_runs or self._buffer_bytes >= self.flush_bytes:
+            self.flush()
 
-    def dataset(self) -> ds.Dataset:
-        return ds.dataset(self.out / RUNS_DIR, format="parquet", schema=self.rows.schema)
+    def seconds_to_flush(self) -> float | None:
+        """Seconds until the buffered runs are due to be written (None: nothing buffered)."""
+        if self._oldest is None:
+            return None
+        return max(0.0, self._oldest + self.flush_s - time.monotonic())
+
+    def flush_if_due(self) -> None:
+        due = self.seconds_to_flush()
+        if due is not None and due <= 0:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered runs as one batch: their tables, then their rows (the commit).
+        On an error the runs stay buffered (and are not done)."""
+        if not self._buffer:
+            return
+        batch = sorted(self._buffer, key=lambda o: o.run)
+        files: list[tuple[Path, bytes]] = []
+        name = f"part-{self._next_batch:06d}.parquet"
+        ok = [o for o in batch if not o.failed]
+        for table in self.sweep.series:
+            parts = [(o.run, o.tables[table]) for o in ok if table in o.tables]
+            if parts:
+                directory = self.out / SERIES_DIR / table
+                files.append((directory / name, _parquet_bytes(concat_core_tables(parts))))
+        rows = [self.rows.row(self._by_run[o.run], o) for o in batch]
+        table = pa.Table.from_pylist(rows, schema=self.rows.schema)
+        files.append((self.out / RUNS_DIR / name, _parquet_bytes(table)))
+        _commit(files)
+        self._next_batch += 1
+        self.written += len(batch)
+        self.batches += 1
+        self._buffer = []
+        self._buffer_bytes = 0
+        self._oldest = None
+
+    # -- the whole table
 
     def consolidate(self) -> pa.Table:
-        """Every row in run order, written to ``results.parquet``: the rows written in
-        this session from memory, the others read from their part files."""
+        """Every row in run order, written to ``results.parquet`` (kept as it is when this
+        session wrote nothing and it is complete)."""
         results = self.out / RESULTS_FILE
-        if not self._written and results.exists():  # complete already, nothing new
+        if not self.written and results.exists():  # complete already, nothing new
             table = pq.read_table(results)
             if table.schema == self.rows.schema and table.num_rows == len(self.done()):
                 return table
-        new = [self._written[run] for run in sorted(self._written)]
-        table = pa.Table.from_pylist(new, schema=self.rows.schema)
-        old = [self.part_path(run) for run in sorted(self.done() - set(self._written))]
-        if old:
-            files = [str(path) for path in old]
-            previous = ds.dataset(files, format="parquet", schema=self.rows.schema).to_table()
-            table = pa.concat_tables([table, previous]).sort_by("run")
-        _atomic_parquet(table, self.out / RESULTS_FILE)
+        table = self._read_rows().sort_by("run")
+        _atomic_parquet(table, results)
         return table
 
     def remove_results_file(self) -> None:
@@ -416,17 +629,16 @@ def read_results(out: str | os.PathLike[str]) -> pa.Table:
     """The result rows of a sweep directory (finished or not), in run order."""
     directory = Path(out)
     results = directory / RESULTS_FILE
-    runs = directory / RUNS_DIR
     if results.exists():  # removed when a session starts, rewritten when it completes
         return pq.read_table(results)
-    return ds.dataset(runs, format="parquet").to_table().sort_by("run")
+    return ds.dataset(directory / RUNS_DIR, format="parquet").to_table().sort_by("run")
 
 
 def read_series(out: str | os.PathLike[str], table: str) -> pa.Table:
-    """One per-run table of every run, with its ``run`` column (Hive partition)."""
-    return ds.dataset(
-        Path(out) / SERIES_DIR / table, format="parquet", partitioning="hive"
-    ).to_table()
+    """One per-run table of every run, with its ``run`` column, in run order (each run's
+    rows in the order the core gave them: the sort is stable)."""
+    found = ds.dataset(Path(out) / SERIES_DIR / table, format="parquet").to_table()
+    return found.sort_by("run") if "run" in found.column_names else found
 
 
 def iter_failures(table: pa.Table, limit: int) -> Iterable[tuple[int, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
@@ -17,7 +19,7 @@ import pytest
 import ccsim
 from ccsim import sweep_exec
 from ccsim.sweep_store import read_results, read_series
-from helpers import EXAMPLES, REPO, run_cli, snapshot
+from helpers import EXAMPLES, REPO, run_cli, snapshot, tables_equal
 
 SWEEP = """\
 repetitions = 2
@@ -113,19 +115,31 @@ def test_an_exception_from_the_core_is_a_failed_run(tmp_path: Path, monkeypatch)
     assert errors == ["FakePanic: index out of bounds"] * 4
 
 
+def runs_in(path: Path) -> list[int]:
+    return pq.read_table(path, columns=["run"]).column("run").to_pylist()
+
+
 def test_resume_skips_done_runs_and_a_changed_sweep_is_refused(tmp_path: Path):
     sweep_file = write_sweep(tmp_path)
     out = tmp_path / "out"
-    ccsim.sweep(sweep_file, out, jobs=2)
-    # lose two results: only those are run again
-    (out / "runs" / "part-000003.parquet").unlink()
-    (out / "runs" / "part-000006.parquet").unlink()
+    ccsim.sweep(sweep_file, out, jobs=2, flush_runs=3)  # batches of 3, 3 and 2 runs
+    parts = sorted((out / "runs").glob("part-*.parquet"))
+    assert [len(runs_in(p)) for p in parts] == [3, 3, 2]
+    series_before = read_series(out, "flow_series")
+    # lose a batch's rows, as if killed after writing its series: only its runs run again,
+    # and its series parts (now orphans) are replaced, not duplicated
+    lost = runs_in(parts[1])
+    parts[1].unlink()
     before = {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}
-    report = ccsim.sweep(sweep_file, out, jobs=2)
-    assert (report.skipped, report.ran) == (6, 2)
+    report = ccsim.sweep(sweep_file, out, jobs=2, flush_runs=3)
+    assert (report.skipped, report.ran) == (5, 3)
     after = {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}
     assert all(after[name] == mtime for name, mtime in before.items())
-    assert pq.read_table(out / "results.parquet").num_rows == 8
+    assert sorted(set(after) - set(before)) == ["part-000003.parquet"]
+    assert sorted(runs_in(out / "runs" / "part-000003.parquet")) == sorted(lost)
+    assert pq.read_table(out / "results.parquet").column("run").to_pylist() == list(range(8))
+    assert not (out / "series" / "flow_series" / parts[1].name).exists()
+    assert tables_equal(read_series(out, "flow_series"), series_before)
 
     # a different sweep against the same directory: exit 2, one line, nothing touched
     changed = write_sweep(tmp_path, betas="[0.5, 0.8]", name="changed.toml")
@@ -154,13 +168,27 @@ buffer = { path = "bottleneck.queue.limit", from = 0.25, to = 2.0, step = 0.25, 
 """
 
 
+def committed_runs(runs: Path) -> int:
+    """Rows committed so far (a part may vanish or appear while the sweep runs)."""
+    count = 0
+    for path in runs.glob("part-*.parquet"):
+        with contextlib.suppress(OSError):
+            count += pq.read_metadata(path).num_rows
+    return count
+
+
 def test_killed_sweep_resumes_without_recomputing(tmp_path: Path):
     sweep_file = tmp_path / "kill.toml"
     sweep_file.write_text(KILL_SWEEP)
     out = tmp_path / "out"
     total = 40
+    # batches of 2 runs, so that several are committed before the kill
+    code = (
+        "import sys, ccsim; "
+        "ccsim.sweep(sys.argv[1], sys.argv[2], jobs=1, flush_runs=2, flush_s=0.5)"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ccsim.cli", "sweep", sweep_file, "-o", out, "--jobs", "1"],
+        [sys.executable, "-c", code, sweep_file, out],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
@@ -169,7 +197,7 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path: Path):
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline:
-            if runs.is_dir() and len(list(runs.glob("part-*.parquet"))) >= 5:
+            if runs.is_dir() and committed_runs(runs) >= 5:
                 break
             time.sleep(0.01)
         os.kill(proc.pid, signal.SIGKILL)
@@ -177,29 +205,36 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path: Path):
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     finished = {p.name: p for p in runs.glob("part-*.parquet")}
-    assert 5 <= len(finished) < total, "the sweep ended before it could be killed"
+    done = committed_runs(runs)
+    assert 5 <= done < total, "the sweep ended before it could be killed"
     assert not (out / "results.parquet").exists()
     before = {
-        name: (p.stat().st_ino, p.stat().st_mtime_ns, pq.read_table(p).column("started_at")[0])
+        name: (
+            p.stat().st_ino,
+            p.stat().st_mtime_ns,
+            pq.read_table(p, columns=["run", "started_at"]),
+        )
         for name, p in finished.items()
     }
 
     result = run_cli("sweep", sweep_file, "-o", out, "--jobs", "2")
     assert result.returncode == 0, result.stderr
-    assert re.search(rf"already done \(skipped\)\s*│\s*{len(finished)}\s*│", result.stdout)
+    assert re.search(rf"already done \(skipped\)\s*│\s*{done}\s*│", result.stdout)
     table = pq.read_table(out / "results.parquet")
-    assert sorted(table.column("run").to_pylist()) == list(range(total))  # each exactly once
+    assert table.column("run").to_pylist() == list(range(total))  # each exactly once
     assert set(table.column("status").to_pylist()) == {"ok"}
-    for name, (inode, mtime, started) in before.items():
-        path = runs / name
-        assert (path.stat().st_ino, path.stat().st_mtime_ns) == (inode, mtime), name
-        assert pq.read_table(path).column("started_at")[0] == started
     started_all = dict(
         zip(table.column("run").to_pylist(), table.column("started_at"), strict=True)
     )
-    for name, (_, _, started) in before.items():
-        assert started_all[int(name[5:-8])] == started
-    # no temporary file is left behind
+    for name, (inode, mtime, rows) in before.items():
+        path = runs / name
+        assert (path.stat().st_ino, path.stat().st_mtime_ns) == (inode, mtime), name
+        for run, started in zip(rows.column("run"), rows.column("started_at"), strict=True):
+            assert started_all[run.as_py()] == started  # not run again
+    # every run's series exactly once, and no temporary file is left behind
+    series = read_series(out, "flow_series")
+    assert sorted(set(series.column("run").to_pylist())) == list(range(total))
+    assert series.num_rows == total * len(series.filter(pc.equal(series["run"], 0)))
     assert not [p for p in out.rglob(".*") if p.name != ".lock"]
 
 
