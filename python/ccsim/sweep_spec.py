@@ -23,6 +23,7 @@ See the README's "Sweeps" section for the whole syntax and the rules.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccsim import _core
+from ccsim import _core, output
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -47,18 +48,14 @@ SweepSource = str | os.PathLike[str] | Mapping[str, Any]
 
 #: Per-run tables kept under ``DIR/series/`` unless the sweep says otherwise.
 DEFAULT_SERIES = ("flow_series", "queue_series", "cc_trace")
-#: Every table a run produces (``series = "all"``).
-ALL_SERIES = (
-    "flow_series",
-    "cc_trace",
-    "cc_vars",
-    "cc_reductions",
-    "queue_series",
-    "sojourn_cdf",
-    "flows",
-    "flow_packets",
-    "queues",
-)
+
+
+def all_series() -> tuple[str, ...]:
+    """Every table a run produces, which a sweep may keep (``series = "all"``): one list,
+    :data:`ccsim.output.KNOWN_TABLES`, read when a sweep is loaded (a copy here once fell
+    behind the core and left ``cc_vars`` and ``cc_reductions`` out)."""
+    return tuple(output.KNOWN_TABLES)
+
 
 #: A key path into an algorithm table that does not exist yet creates it with this kind
 #: (the schema's default): ``flows[0].cc.beta`` on a flow without ``cc`` is NewReno's beta.
@@ -357,8 +354,10 @@ class RunSpec:
     seed: int
     scenario: dict[str, Any]
 
-    @property
+    @functools.cached_property
     def scenario_json(self) -> str:
+        """The scenario as compact JSON: sent to the core and stored in the result row
+        (computed once; the scenario is not changed after expansion)."""
         return json.dumps(self.scenario, separators=(",", ":"), sort_keys=False)
 
 
@@ -438,13 +437,14 @@ def _load_base(doc: Mapping[str, Any], root: Path) -> dict[str, Any]:
 
 def _series(doc: Mapping[str, Any]) -> tuple[str, ...]:
     series = doc.get("series", list(DEFAULT_SERIES))
+    known = all_series()
     if series == "all":
-        return ALL_SERIES
+        return known
     if not isinstance(series, list) or not all(isinstance(s, str) for s in series):
         raise SweepError('series: expected "all" or an array of table names')
-    unknown = [s for s in series if s not in ALL_SERIES]
+    unknown = [s for s in series if s not in known]
     if unknown:
-        raise SweepError(f"series: unknown table {unknown[0]!r} (tables: {', '.join(ALL_SERIES)})")
+        raise SweepError(f"series: unknown table {unknown[0]!r} (tables: {', '.join(known)})")
     return tuple(dict.fromkeys(series))
 
 
