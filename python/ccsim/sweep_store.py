@@ -146,12 +146,13 @@ class Outcome:
 
     @property
     def nbytes(self) -> int:
-        """About how many bytes the tables hold (for the flush threshold)."""
-        return sum(
-            len(data) * (1 if isinstance(data, (bytes, bytearray)) else 16)
-            for columns in self.tables.values()
-            for _, data in columns.values()
-        )
+        """About how many bytes the tables hold, for the flush threshold (a string column
+        counts its strings: only the numbers can be large)."""
+        total = 0
+        for columns in self.tables.values():
+            for _, data in columns.values():
+                total += len(data)
+        return total
 
     @property
     def failed(self) -> bool:
@@ -235,8 +236,7 @@ def _concat_column(dtype: str, parts: list[Any]) -> pa.Array:
 
 def concat_core_tables(parts: Sequence[tuple[int, Columns]]) -> pa.Table:
     """One Arrow table of several runs' core columns (``(run, columns)`` in that order),
-    with the run id as a last ``run`` column (int64), as one run's table would read with
-    its Hive partition."""
+    with the run id as a last ``run`` column (int64)."""
     names = list(parts[0][1])
     signature = [(name, parts[0][1][name][0]) for name in names]
     if any([(n, c[0]) for n, c in columns.items()] != signature for _, columns in parts):
@@ -254,17 +254,18 @@ def _with_run(table: pa.Table, run: int) -> pa.Table:
     return table.append_column("run", pa.array(np.full(table.num_rows, run, dtype=np.int64)))
 
 
-def _parquet_bytes(table: pa.Table) -> bytes:
+def _parquet_bytes(table: pa.Table) -> pa.Buffer:
+    """The Parquet file of ``table`` in memory (deterministic bytes: fixed options)."""
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, **PARQUET_OPTIONS)
-    return sink.getvalue().to_pybytes()
+    return sink.getvalue()
 
 
 def _tmp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
-def _write_synced(data: bytes, path: Path) -> None:
+def _write_synced(data: bytes | pa.Buffer, path: Path) -> None:
     """Write ``data`` to ``path`` and fsync it (before it is renamed into place)."""
     with open(path, "wb") as f:
         f.write(data)
@@ -286,7 +287,7 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _commit(files: Sequence[tuple[Path, bytes]]) -> None:
+def _commit(files: Sequence[tuple[Path, bytes | pa.Buffer]]) -> None:
     """Write every ``(path, data)`` durably, the last one renamed into place last."""
     staged: list[tuple[Path, Path]] = []
     try:
@@ -404,11 +405,6 @@ class SweepStore:
             return dict(doc)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise SweepError(f"{manifest}: unreadable sweep manifest ({exc})") from exc
-
-    def existing_fingerprint(self) -> str | None:
-        """Fingerprint in an existing directory, None if new/empty; SweepError if unusable."""
-        doc = self._manifest_doc()
-        return None if doc is None else str(doc["fingerprint"])
 
     def _same_sweep(self, doc: dict[str, Any] | None) -> bool:
         return (
@@ -588,7 +584,7 @@ class SweepStore:
         if not self._buffer:
             return
         batch = sorted(self._buffer, key=lambda o: o.run)
-        files: list[tuple[Path, bytes]] = []
+        files: list[tuple[Path, bytes | pa.Buffer]] = []
         name = f"part-{self._next_batch:06d}.parquet"
         ok = [o for o in batch if not o.failed]
         for table in self.sweep.series:
