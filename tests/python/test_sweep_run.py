@@ -122,7 +122,8 @@ def runs_in(path: Path) -> list[int]:
 def test_resume_skips_done_runs_and_a_changed_sweep_is_refused(tmp_path: Path):
     sweep_file = write_sweep(tmp_path)
     out = tmp_path / "out"
-    ccsim.sweep(sweep_file, out, jobs=2, flush_runs=3)  # batches of 3, 3 and 2 runs
+    # batches of 3, 3 and 2 runs (and none by time, however slow the machine)
+    ccsim.sweep(sweep_file, out, jobs=2, flush_runs=3, flush_s=600)
     parts = sorted((out / "runs").glob("part-*.parquet"))
     assert [len(runs_in(p)) for p in parts] == [3, 3, 2]
     series_before = read_series(out, "flow_series")

@@ -95,7 +95,7 @@ SWEEP_12 = {
 
 def test_results_do_not_depend_on_batches_or_jobs(tmp_path: Path):
     one = ccsim.sweep(SWEEP_12, tmp_path / "one", jobs=1, flush_runs=1)
-    many = ccsim.sweep(SWEEP_12, tmp_path / "many", jobs=2)
+    many = ccsim.sweep(SWEEP_12, tmp_path / "many", jobs=2, flush_s=600)
     assert len(list((tmp_path / "one" / "runs").glob("part-*"))) == 12
     assert len(list((tmp_path / "many" / "runs").glob("part-*"))) == 1
     a = one.results.drop_columns(list(WALL_CLOCK_COLUMNS))
