@@ -1,4 +1,4 @@
-"""The ``ccsim`` command: run, sweep, validate, plot, demo, bench, compare.
+"""The ``ccsim`` command: run, sweep, reproduce, validate, plot, demo, bench, compare.
 
 Bad input (a scenario error, an unreadable file, an unusable output path) prints one line,
 ``error: ...``, on stderr and exits with status 2 without touching the output directory.
@@ -128,6 +128,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return report.exit_status
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """Exit status 0, or 1 when a run failed or a figure could not be drawn; 2 for bad
+    input (an unknown experiment name), nothing written."""
+    from ccsim.reproduce.command import ReproduceInputError, run_command
+    from ccsim.reproduce.runner import Options
+
+    options = Options(
+        quick=args.quick,
+        jobs=args.jobs,
+        dask=args.dask,
+        progress=_show_progress(args),
+        timing=args.timing,
+    )
+    say = (lambda line: None) if args.quiet else print
+    try:
+        return run_command(args.names, args.output, options, args.list, say)
+    except ReproduceInputError as exc:
+        raise BadInput(str(exc)) from exc
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     console = report_console()
     results = bench.run_all(console, quick=args.quick)
@@ -204,6 +224,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the progress bar even when stderr is not a terminal",
     )
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser(
+        "reproduce",
+        help="run the papers' experiments: figures, paper-vs-ccsim verdicts, report",
+        description="Run experiments of the papers (003:fig2, a paper 003, or all) into DIR: "
+        "each one's sweep (resumable), figure.png/.pdf and a row per quoted number in "
+        "DIR/report.md and DIR/index.html. Exit status 0, 1 if a run or a figure failed, "
+        "2 for bad input.",
+    )
+    p.add_argument("names", nargs="*", metavar="NAME", help="003:fig2, 003 or all")
+    p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.add_argument("-o", "--output", metavar="DIR", help="output directory")
+    p.add_argument(
+        "--quick", action="store_true", help="fewer repetitions, shorter runs, a coarser grid"
+    )
+    p.add_argument("--timing", action="store_true", help="report the wall time per experiment")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="local threads (default: all cores)")
+    p.add_argument(
+        "--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler, or local:N"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary lines")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="show the progress bar even when stderr is not a terminal",
+    )
+    p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("validate", help="check a scenario file without running it")
     p.add_argument("scenario")

@@ -19,7 +19,7 @@ import pytest
 import ccsim
 from ccsim import sweep_exec
 from ccsim.sweep_store import read_results, read_series
-from helpers import EXAMPLES, REPO, run_cli, snapshot, tables_equal
+from helpers import EXAMPLES, run_cli, snapshot, tables_equal
 
 SWEEP = """\
 repetitions = 2
@@ -281,33 +281,18 @@ def test_missing_sweep_file_and_non_sweep_directory(tmp_path: Path):
     assert sorted(p.name for p in other.iterdir()) == ["keep.txt"]
 
 
-def test_example_abe_fig2_and_its_plots(tmp_path: Path):
-    """The README's example: the sweep, `--plot`, and the plot script with the model."""
-    out = tmp_path / "abe-fig2"
-    result = run_cli("sweep", EXAMPLES / "sweeps" / "abe_fig2.toml", "-o", out, "--plot")
+def test_example_sweep_and_its_plot(tmp_path: Path):
+    """The README's example: the sweep and `--plot` (paper 003's Fig. 2 with its model is
+    the experiment 003:fig2, tested in test_reproduce.py)."""
+    out = tmp_path / "newreno-buffer"
+    result = run_cli("sweep", EXAMPLES / "sweeps" / "newreno_buffer.toml", "-o", out, "--plot")
     assert result.returncode == 0, result.stderr
     table = pq.read_table(out / "results.parquet")
-    assert table.num_rows == 50
+    assert table.num_rows == 20
     assert (out / "sweep.png").stat().st_size > 10_000
-    script = REPO / "examples" / "sweeps" / "plot_abe_fig2.py"
-    proc = subprocess.run(
-        [sys.executable, str(script), str(out)], capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert (out / "abe_fig2.png").stat().st_size > 10_000
-
-    # the simulation follows the model of Eq. (5)/(6) (within a few per cent)
-    sys.path.insert(0, str(script.parent))
-    try:
-        from plot_abe_fig2 import model_utilisation
-    finally:
-        sys.path.remove(str(script.parent))
     b = table.column("buffer_bdp").to_pylist()
-    beta = table.column("beta").to_pylist()
     util = table.column("utilisation").to_pylist()
-    for x, bt, u in zip(b, beta, util, strict=True):
-        assert abs(u - float(model_utilisation(x, bt))) < 0.05, (x, bt, u)
-    # utilisation grows with the buffer and with beta
+    # utilisation grows with the buffer
     assert util[b.index(0.1)] < util[b.index(1.0)]
 
 

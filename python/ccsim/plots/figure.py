@@ -1,0 +1,381 @@
+"""A paper's figure from result tables and a plot description (Flent's model: the
+description is data, one plotter draws every experiment's figure).
+
+A figure is one or more panels. Each panel is a plot description (a table of an
+experiment file's ``[[plots]]``) and the rows to draw: the sweep's result rows, or a
+per-run table joined with the axis columns. Reference curves (a paper's analytic model)
+arrive as functions, quoted numbers as markers: this module never runs a simulation and
+knows nothing of experiments or papers.
+
+Plot types:
+
+- ``lines``: y against a parameter x, one line per value of ``series``; points are the
+  ``statistic`` (mean) over the runs sharing x and series, error bars the standard
+  deviation when there are several (``errorbars = false`` to hide).
+- ``timeseries``: y against time (x = ``time_s`` of a per-run ``table``), mean over runs.
+- ``cdf``: the empirical CDF of column x per series, or, with ``y`` (such as the
+  ``sojourn_cdf`` table's ``cdf``), the given curve of every run.
+- ``bars``: the statistic of y per category x, grouped by series.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+PLOT_TYPES = ("lines", "timeseries", "cdf", "bars")
+PLOT_KEYS = (
+    "type",
+    "sweep",
+    "table",
+    "x",
+    "y",
+    "series",
+    "series_label",
+    "where",
+    "statistic",
+    "errorbars",
+    "title",
+    "xlabel",
+    "ylabel",
+    "logx",
+    "logy",
+    "xlim",
+    "ylim",
+    "models",
+    "legend",
+)
+MODEL_KEYS = ("model", "args", "label")
+_STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
+    "mean": np.mean,
+    "median": np.median,
+    "min": np.min,
+    "max": np.max,
+}
+#: Points of a reference curve across the x range.
+CURVE_POINTS = 201
+
+
+@dataclass
+class Curve:
+    """A reference curve: ``function(**args)``, where an arg naming the panel's x column
+    takes the x grid and one naming its series column takes each line's value."""
+
+    function: Callable[..., float]
+    args: Mapping[str, str | float]
+    label: str
+
+
+@dataclass
+class Marker:
+    """A number the paper quotes, drawn at the paper's coordinates."""
+
+    x: float
+    y: float
+    label: str
+
+
+@dataclass
+class Panel:
+    spec: Mapping[str, Any]
+    rows: pa.Table
+    curves: list[Curve] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+
+
+def check_plot(
+    spec: Mapping[str, Any], columns: set[str], tables: set[str], models: set[str]
+) -> None:
+    """ValueError unless ``spec`` is a plot description this module can draw from a
+    sweep with these result ``columns``, kept per-run ``tables`` and known ``models``."""
+    unknown = sorted(set(spec) - set(PLOT_KEYS))
+    if unknown:
+        raise ValueError(f"{unknown[0]}: unknown key (expected: {', '.join(PLOT_KEYS)})")
+    kind = spec.get("type")
+    if kind not in PLOT_TYPES:
+        raise ValueError(f"type: expected one of {', '.join(PLOT_TYPES)}, got {kind!r}")
+    if "table" in spec:
+        if spec["table"] not in tables:
+            raise ValueError(f"table: {spec['table']!r} is not kept by the sweep's series")
+        # the per-run table's own columns are known only once it exists; axes still are
+    elif kind == "timeseries":
+        raise ValueError("table: a time series is drawn from a per-run table (flow_series, ...)")
+    needed = ["x"] + (["y"] if kind in ("lines", "timeseries", "bars") else [])
+    for key in needed:
+        if not isinstance(spec.get(key), str):
+            raise ValueError(f"{key}: missing (a column name)")
+    if "table" not in spec:
+        for key in ("x", "y", "series"):
+            if key in spec and spec[key] not in columns:
+                raise ValueError(f"{key}: {spec[key]!r} is not a result column or axis")
+    for key in ("where",):
+        if key in spec and not (
+            isinstance(spec[key], Mapping) and all(k in columns for k in spec[key])
+        ):
+            raise ValueError(f"{key}: expected a table of axis = value")
+    if spec.get("statistic", "mean") not in _STATISTICS:
+        raise ValueError(f"statistic: expected one of {', '.join(_STATISTICS)}")
+    for key in ("xlim", "ylim"):
+        value = spec.get(key)
+        if value is not None and not (
+            isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)
+        ):
+            raise ValueError(f"{key}: expected [low, high]")
+    for i, model in enumerate(spec.get("models", [])):
+        if not isinstance(model, Mapping):
+            raise ValueError(f"models[{i}]: expected a table {{ model = ..., args = ... }}")
+        bad = sorted(set(model) - set(MODEL_KEYS))
+        if bad:
+            raise ValueError(
+                f"models[{i}].{bad[0]}: unknown key (expected: {', '.join(MODEL_KEYS)})"
+            )
+        if model.get("model") not in models:
+            raise ValueError(f"models[{i}].model: unknown model {model.get('model')!r}")
+        if kind != "lines":
+            raise ValueError(f"models[{i}]: reference curves are drawn on lines plots")
+        for name, arg in dict(model.get("args", {})).items():
+            if isinstance(arg, str) and arg not in (spec.get("x"), spec.get("series")):
+                raise ValueError(
+                    f"models[{i}].args.{name}: {arg!r} must be the panel's x or series column"
+                )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# --------------------------------------------------------------------------- drawing
+
+
+def _select(rows: pa.Table, where: Mapping[str, Any]) -> dict[str, list[Any]]:
+    columns = {name: rows.column(name).to_pylist() for name in rows.column_names}
+    keep = [all(_same(columns[k][i], v) for k, v in where.items()) for i in range(rows.num_rows)]
+    return {
+        name: [v for v, k in zip(values, keep, strict=True) if k]
+        for name, values in columns.items()
+    }
+
+
+def _same(a: Any, b: Any) -> bool:
+    if _is_number(a) and _is_number(b):
+        return bool(np.isclose(float(a), float(b), rtol=1e-9, atol=1e-12))
+    return a == b
+
+
+def _order(values: Iterable[Any]) -> list[Any]:
+    return sorted(set(values), key=lambda v: (v is None, str(type(v)), v if v is not None else 0))
+
+
+def _series_label(spec: Mapping[str, Any], value: Any) -> str | None:
+    if value is None:
+        return None
+    fmt = spec.get("series_label")
+    return fmt.format(value) if fmt else f"{spec['series']} = {value}"
+
+
+def _grouped(
+    data: dict[str, list[Any]], spec: Mapping[str, Any], y: str
+) -> dict[Any, dict[Any, list[float]]]:
+    """series value -> x value -> the y values of the rows there."""
+    xs = data[spec["x"]]
+    series = data[spec["series"]] if "series" in spec else [None] * len(xs)
+    groups: dict[Any, dict[Any, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for x, s, value in zip(xs, series, data[y], strict=True):
+        if value is not None and not (isinstance(value, float) and np.isnan(value)):
+            groups[s][x].append(float(value))
+    return groups
+
+
+def _draw_lines(ax: Axes, panel: Panel) -> None:
+    spec = panel.spec
+    data = _select(panel.rows, spec.get("where", {}))
+    stat = _STATISTICS[spec.get("statistic", "mean")]
+    groups = _grouped(data, spec, spec["y"])
+    colours: dict[Any, str] = {}
+    for i, line in enumerate(_order(groups)):
+        colour = colours.setdefault(line, f"C{i}")
+        points = sorted(groups[line].items())
+        px = np.array([float(x) for x, _ in points])
+        py = np.array([stat(np.array(v)) for _, v in points])
+        err = np.array([np.std(v) for _, v in points])
+        label = _series_label(spec, line) or spec["y"]
+        if spec.get("errorbars", True) and err.any():
+            ax.errorbar(px, py, yerr=err, fmt="o-", color=colour, ms=4, capsize=3, label=label)
+        else:
+            ax.plot(px, py, "o-", color=colour, ms=4, label=label)
+    if panel.curves:
+        xs = [float(x) for g in groups.values() for x in g]
+        low, high = spec.get("xlim") or [min(xs, default=0.0), max(xs, default=1.0)]
+        grid = np.linspace(float(low), float(high), CURVE_POINTS)
+        lines = _order(groups) or [None]
+        for curve in panel.curves:
+            for line in lines:
+                ys = [curve.function(**_curve_args(curve, spec, x, line)) for x in grid]
+                ax.plot(grid, ys, "--", color=colours.get(line, "k"), lw=1, alpha=0.8)
+            ax.plot([], [], "k--", lw=1, label=curve.label)
+
+
+def _curve_args(curve: Curve, spec: Mapping[str, Any], x: float, line: Any) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    for name, arg in curve.args.items():
+        if arg == spec.get("x"):
+            args[name] = x
+        elif arg == spec.get("series"):
+            args[name] = line
+        else:
+            args[name] = arg
+    return args
+
+
+def _draw_timeseries(ax: Axes, panel: Panel) -> None:
+    spec = panel.spec
+    data = _select(panel.rows, spec.get("where", {}))
+    for i, line in enumerate(_order(groups := _grouped(data, spec, spec["y"]))):
+        points = sorted(groups[line].items())
+        ax.plot(
+            [float(t) for t, _ in points],
+            [np.mean(v) for _, v in points],
+            color=f"C{i}",
+            lw=1.2,
+            label=_series_label(spec, line) or spec["y"],
+        )
+
+
+def _draw_cdf(ax: Axes, panel: Panel) -> None:
+    spec = panel.spec
+    data = _select(panel.rows, spec.get("where", {}))
+    n = len(data[spec["x"]])
+    series = data[spec["series"]] if "series" in spec else [None] * n
+    for i, line in enumerate(_order(series)):
+        rows = [k for k in range(n) if series[k] == line]
+        label = _series_label(spec, line)
+        if "y" in spec:  # a CDF per run, as the run computed it
+            runs = data.get("run", [0] * n)
+            for j, run in enumerate(_order(runs[k] for k in rows)):
+                pts = sorted(
+                    (data[spec["x"]][k], data[spec["y"]][k]) for k in rows if runs[k] == run
+                )
+                ax.step(
+                    *zip(*pts, strict=True),
+                    where="post",
+                    color=f"C{i}",
+                    lw=1,
+                    label=label if j == 0 else None,
+                )
+        else:
+            values = np.sort([float(data[spec["x"]][k]) for k in rows])
+            ax.step(
+                values,
+                np.arange(1, len(values) + 1) / len(values),
+                where="post",
+                color=f"C{i}",
+                label=label,
+            )
+    ax.set_ylim(0, 1.02)
+
+
+def _draw_bars(ax: Axes, panel: Panel) -> None:
+    spec = panel.spec
+    data = _select(panel.rows, spec.get("where", {}))
+    stat = _STATISTICS[spec.get("statistic", "mean")]
+    groups = _grouped(data, spec, spec["y"])
+    categories = _order(x for g in groups.values() for x in g)
+    lines = _order(groups)
+    width = 0.8 / max(len(lines), 1)
+    for i, line in enumerate(lines):
+        heights = [
+            stat(np.array(groups[line][c])) if groups[line].get(c) else 0.0 for c in categories
+        ]
+        positions = np.arange(len(categories)) + (i - (len(lines) - 1) / 2) * width
+        ax.bar(positions, heights, width, color=f"C{i}", label=_series_label(spec, line))
+    ax.set_xticks(np.arange(len(categories)), [str(c) for c in categories])
+
+
+_DRAW = {"lines": _draw_lines, "timeseries": _draw_timeseries, "cdf": _draw_cdf, "bars": _draw_bars}
+
+
+def _draw_panel(ax: Axes, panel: Panel) -> None:
+    spec = panel.spec
+    _DRAW[spec["type"]](ax, panel)
+    if spec.get("xlim"):
+        ax.set_xlim(*spec["xlim"])
+    low, high = ax.get_xlim()
+    for marker in panel.markers:
+        ax.plot([marker.x], [marker.y], "k*", ms=11, zorder=5, clip_on=False)
+        right = marker.x > (low + high) / 2  # keep the label inside the axes
+        ax.annotate(
+            marker.label,
+            (marker.x, marker.y),
+            textcoords="offset points",
+            xytext=(-8 if right else 8, -12),
+            ha="right" if right else "left",
+            fontsize="x-small",
+        )
+    if panel.markers:
+        ax.plot([], [], "k*", ms=9, label="number quoted in the paper")
+    ax.set_xlabel(spec.get("xlabel", spec["x"]))
+    ax.set_ylabel(spec.get("ylabel", spec.get("y", "CDF")))
+    if spec.get("logx"):
+        ax.set_xscale("log")
+    if spec.get("logy"):
+        ax.set_yscale("log")
+    if spec.get("ylim"):
+        ax.set_ylim(*spec["ylim"])
+    if spec.get("title"):
+        ax.set_title(spec["title"], fontsize="medium")
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small", loc=spec.get("legend", "best"))
+
+
+def draw_figure(
+    panels: Sequence[Panel],
+    stem: Path,
+    *,
+    columns: int | None = None,
+    size: Sequence[float] | None = None,
+) -> list[Path]:
+    """Draw the panels side by side (``columns`` per row) and write ``stem``.png and
+    ``stem``.pdf. Returns the two paths."""
+    cols = max(1, min(columns or len(panels), len(panels)))
+    rows = -(-len(panels) // cols)
+    width, height = size or (7.0 * cols, 4.5 * rows)
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for ax, panel in zip(axes.flat, panels, strict=False):
+        _draw_panel(ax, panel)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    return [
+        save(fig, stem.with_suffix(".png"), {"Software": None}),
+        save(
+            fig, stem.with_suffix(".pdf"), {"Creator": None, "Producer": None, "CreationDate": None}
+        ),
+    ]
+
+
+def save(fig: Figure, path: Path, metadata: dict[str, Any]) -> Path:
+    """Render to a hidden temporary file next to ``path``, then rename it into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=110, metadata=metadata)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return path

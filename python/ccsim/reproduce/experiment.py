@@ -1,0 +1,483 @@
+"""Experiment files: one TOML file per figure of a paper, as package data.
+
+``ccsim/experiments/<paper>/<figure>.toml`` holds what to run (a sweep, in the sweep
+file's keys, and its ``quick`` overrides), how to draw it (``[[plots]]``, one panel each)
+and the numbers the paper quotes (``[[checks]]``, each with its tolerance and where the
+paper says it), plus the ``[[choices]]`` made where the paper is silent. Nothing here runs
+a simulation: this module parses and validates, the runner runs.
+
+A malformed file is a developer error; :func:`load_experiment` rejects it with one line
+naming the file and the key (unknown keys included), and the test suite loads every
+shipped file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ccsim.plots.figure import check_plot
+from ccsim.reproduce.models import MODELS
+from ccsim.sweep_spec import RESERVED_COLUMNS, SWEEP_KEYS, Sweep, SweepError, load_sweep
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+#: How far an experiment has come: ``draft`` (runs, not yet checked against the paper),
+#: ``partial`` (some quoted numbers missed for reasons given), ``reproduced``.
+STATUSES = ("draft", "partial", "reproduced")
+STATISTICS = ("mean", "median", "min", "max")
+#: The name of the sweep given as ``[sweep]`` (several: ``[sweeps.<name>]``).
+MAIN = "main"
+
+EXPERIMENT_KEYS = ("id", "title", "status", "source", "choices", "sweep", "sweeps", "quick")
+EXPERIMENT_KEYS += ("plots", "figure", "checks")
+SOURCE_KEYS = ("paper", "section", "figure", "caption")
+CHOICE_KEYS = ("what", "value", "why")
+FIGURE_KEYS = ("columns", "size")
+#: A sweep inside an experiment: the sweep file's keys; drawing is ``[[plots]]``'s job.
+EXPERIMENT_SWEEP_KEYS = tuple(k for k in SWEEP_KEYS if k != "plot")
+CHECK_KEYS = (
+    "quantity",
+    "row_label",
+    "unit",
+    "source",
+    "value",
+    "model",
+    "args",
+    "at",
+    "sweep",
+    "metric",
+    "where",
+    "per",
+    "statistic",
+    "tolerance",
+    "tolerance_why",
+    "reason",
+    "reasons",
+)
+CHECK_SOURCE_KEYS = ("section", "figure", "quote")
+REASON_KEYS = ("where", "reason")
+
+_METRIC = re.compile(r"^(?P<column>[a-z_][a-z0-9_]*)(?:\[(?P<index>\d+)\])?$")
+#: Result columns that hold one number per run (``flow_*`` take an index: ``[0]``).
+NUMERIC_COLUMNS = frozenset(
+    RESERVED_COLUMNS
+    - {"run", "status", "seed", "discipline", "error", "scenario", "summary", "ccsim_version"}
+    - {"worker", "started_at", "finished_at", "repetition"}
+)
+LIST_COLUMNS = frozenset(
+    {"flow_goodput_mbps", "flow_throughput_mbps", "flow_retransmits", "flow_timeouts", "flow_fct_s"}
+)
+
+
+class ExperimentError(ValueError):
+    """A malformed experiment file (a developer error): one line, file and key."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    what: str
+    value: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Check:
+    """A number the paper states, how to get ccsim's value, and how close it must be.
+
+    ``value`` is a number the text quotes; ``model`` (with ``args``) is the paper's
+    equation, evaluated for every group of ``per``. ccsim's value is ``statistic`` of
+    ``metric`` over the ok runs matching ``where`` (and the group)."""
+
+    quantity: str
+    unit: str
+    source: dict[str, str]
+    tolerance: float
+    tolerance_why: str
+    metric: str
+    sweep: str = MAIN
+    value: float | None = None
+    model: str | None = None
+    args: dict[str, str | float] = field(default_factory=dict)
+    at: dict[str, Any] = field(default_factory=dict)
+    where: dict[str, Any] = field(default_factory=dict)
+    per: tuple[str, ...] = ()
+    statistic: str = "mean"
+    row_label: str | None = None
+    reason: str | None = None
+    reasons: tuple[tuple[dict[str, Any], str], ...] = ()
+
+    @property
+    def cited(self) -> str:
+        """Where the paper says it, for the report: ``§II-A, Fig. 2: "..."``."""
+        return f'§{self.source["section"]}, {self.source["figure"]}: "{self.source["quote"]}"'
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    title: str
+    status: str
+    source: dict[str, str]
+    choices: tuple[Choice, ...]
+    sweeps: dict[str, dict[str, Any]]
+    quick: dict[str, dict[str, Any]]
+    plots: tuple[dict[str, Any], ...]
+    figure: dict[str, Any]
+    checks: tuple[Check, ...]
+    path: Path
+
+    @property
+    def paper(self) -> str:
+        return self.id.split(":")[0]
+
+    @property
+    def name(self) -> str:
+        return self.id.split(":")[1]
+
+    @property
+    def slug(self) -> str:
+        """Directory name of its output: ``003_fig2``."""
+        return self.id.replace(":", "_")
+
+    def sweep_document(self, name: str, quick: bool) -> dict[str, Any]:
+        """The sweep ``name`` as a self-contained sweep document (base inlined), with the
+        ``quick`` overrides applied when asked: each top-level key replaces the sweep's,
+        except tables (``set``, ``grid``, ``base``), whose keys replace the sweep's keys."""
+        doc = dict(self.sweeps[name])
+        if quick:
+            for key, value in self.quick.get(name, {}).items():
+                old = doc.get(key)
+                if isinstance(value, Mapping) and isinstance(old, Mapping):
+                    doc[key] = {**old, **value}
+                else:
+                    doc[key] = value
+        base = doc.get("base")
+        if isinstance(base, str):  # relative to the experiment file, like a sweep file's
+            path = (self.path.parent / base).resolve()
+            try:
+                doc["base"] = tomllib.loads(path.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise ExperimentError(f"{self.path}: sweep base {base!r}: {exc}") from exc
+        return json.loads(json.dumps(doc))
+
+    def load_sweep(self, name: str, quick: bool) -> Sweep:
+        try:
+            return load_sweep(self.sweep_document(name, quick))
+        except SweepError as exc:
+            mode = "quick" if quick else "full"
+            raise ExperimentError(f"{self.path}: sweep {name!r} ({mode}): {exc}") from exc
+
+
+# --------------------------------------------------------------------------- finding
+
+
+def experiments_root() -> Path:
+    """``ccsim/experiments`` of the installed package."""
+    return Path(str(resources.files("ccsim").joinpath("experiments")))
+
+
+def experiment_paths(root: Path | None = None) -> list[Path]:
+    root = experiments_root() if root is None else root
+    return sorted(
+        p
+        for paper in root.iterdir()
+        if paper.is_dir() and not paper.name.startswith((".", "_"))
+        for p in paper.glob("*.toml")
+    )
+
+
+def load_all(root: Path | None = None) -> list[Experiment]:
+    return [load_experiment(p) for p in experiment_paths(root)]
+
+
+class UnknownExperiment(LookupError):
+    """A name on the command line that names no experiment."""
+
+
+def select(names: list[str], experiments: list[Experiment]) -> list[Experiment]:
+    """``003:fig2`` (one), ``003`` (a paper's), ``all``; in the order given, each once."""
+    chosen: dict[str, Experiment] = {}
+    for name in names:
+        if name == "all":
+            matches = experiments
+        elif ":" in name:
+            matches = [e for e in experiments if e.id == name]
+        else:
+            matches = [e for e in experiments if e.paper == name]
+        if not matches:
+            known = ", ".join(e.id for e in experiments) or "none"
+            raise UnknownExperiment(
+                f"unknown experiment {name!r} (experiments: {known}; papers: "
+                f"{', '.join(sorted({e.paper for e in experiments}))}; see ccsim reproduce --list)"
+            )
+        for e in matches:
+            chosen.setdefault(e.id, e)
+    return list(chosen.values())
+
+
+# --------------------------------------------------------------------------- validation
+
+
+class _Where:
+    """Error messages that name the file and the key."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def error(self, key: str, message: str) -> ExperimentError:
+        return ExperimentError(f"{self.path}: {key}: {message}")
+
+    def table(self, value: Any, key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.error(key, "expected a table")
+        unknown = sorted(set(value) - set(allowed))
+        if unknown:
+            raise self.error(f"{key}.{unknown[0]}", f"unknown key (expected: {', '.join(allowed)})")
+        return dict(value)
+
+    def text(self, table: Mapping[str, Any], key: str, where: str, required: bool = True) -> Any:
+        value = table.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(f"{where}.{key}" if where else key, "expected a non-empty string")
+        return value
+
+    def number(self, value: Any, key: str) -> float:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise self.error(key, f"expected a number, got {value!r}")
+        return float(value)
+
+    def tables(self, value: Any, key: str) -> list[Mapping[str, Any]]:
+        if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
+            raise self.error(key, f"expected an array of tables ([[{key}]])")
+        return value
+
+
+def load_experiment(path: Path) -> Experiment:
+    """Parse and validate one experiment file (its sweeps with the scenario core)."""
+    w = _Where(path)
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ExperimentError(f"{path}: {exc}") from exc
+    w.table(doc, "experiment", EXPERIMENT_KEYS)
+    expected_id = f"{path.parent.name}:{path.stem}"
+    if doc.get("id") != expected_id:
+        raise w.error("id", f"expected {expected_id!r} (<paper directory>:<file name>)")
+    if doc.get("status") not in STATUSES:
+        raise w.error("status", f"expected one of {', '.join(STATUSES)}")
+    source = w.table(doc.get("source"), "source", SOURCE_KEYS)
+    for key in ("section", "figure", "caption"):
+        w.text(source, key, "source")
+    choices = tuple(
+        Choice(
+            *(
+                w.text(w.table(c, f"choices[{i}]", CHOICE_KEYS), k, f"choices[{i}]")
+                for k in CHOICE_KEYS
+            )
+        )
+        for i, c in enumerate(w.tables(doc.get("choices", []), "choices"))
+    )
+    sweeps, quick = _sweeps(doc, w)
+    exp = Experiment(
+        id=expected_id,
+        title=w.text(doc, "title", ""),
+        status=doc["status"],
+        source=source,
+        choices=choices,
+        sweeps=sweeps,
+        quick=quick,
+        plots=tuple(dict(p) for p in w.tables(doc.get("plots", []), "plots")),
+        figure=w.table(doc.get("figure", {}), "figure", FIGURE_KEYS),
+        checks=(),
+        path=path,
+    )
+    expanded = {(name, q): exp.load_sweep(name, q) for name in sweeps for q in (False, True)}
+    if not exp.plots:
+        raise w.error("plots", "an experiment draws at least one [[plots]] panel")
+    for i, plot in enumerate(exp.plots):
+        name = plot.get("sweep", MAIN)
+        if name not in sweeps:
+            raise w.error(f"plots[{i}].sweep", f"no sweep {name!r} (sweeps: {', '.join(sweeps)})")
+        full = expanded[(name, False)]
+        try:
+            check_plot(plot, _columns(full), set(full.series), set(MODELS))
+        except ValueError as exc:
+            raise w.error(f"plots[{i}]", str(exc)) from exc
+        for m, model in enumerate(plot.get("models", [])):
+            _check_args(w, f"plots[{i}].models[{m}]", model.get("model"), model.get("args", {}))
+    checks = tuple(
+        _check(w, i, c, expanded) for i, c in enumerate(w.tables(doc.get("checks", []), "checks"))
+    )
+    return replace(exp, checks=checks)
+
+
+def _sweeps(doc: Mapping[str, Any], w: _Where) -> tuple[dict[str, Any], dict[str, Any]]:
+    if ("sweep" in doc) == ("sweeps" in doc):
+        raise w.error("sweep", "give one [sweep] or named [sweeps.<name>] tables")
+    if "sweep" in doc:
+        sweeps = {MAIN: w.table(doc["sweep"], "sweep", EXPERIMENT_SWEEP_KEYS)}
+        quick = {MAIN: w.table(doc.get("quick", {}), "quick", EXPERIMENT_SWEEP_KEYS)}
+    else:
+        named = w.table(doc["sweeps"], "sweeps", tuple(doc["sweeps"]))
+        sweeps = {n: w.table(s, f"sweeps.{n}", EXPERIMENT_SWEEP_KEYS) for n, s in named.items()}
+        quick_doc = w.table(doc.get("quick", {}), "quick", tuple(sweeps))
+        quick = {n: w.table(q, f"quick.{n}", EXPERIMENT_SWEEP_KEYS) for n, q in quick_doc.items()}
+    return sweeps, quick
+
+
+def _columns(sweep: Sweep) -> set[str]:
+    return set(RESERVED_COLUMNS) | {a.name for a in sweep.axes}
+
+
+def metric_column(metric: str) -> tuple[str, int | None]:
+    """``utilisation`` -> (``utilisation``, None); ``flow_goodput_mbps[1]`` -> (..., 1)."""
+    m = _METRIC.match(metric)
+    if m is None:
+        raise ValueError(
+            f"{metric!r}: expected a result column, e.g. utilisation or flow_goodput_mbps[0]"
+        )
+    index = m.group("index")
+    return m.group("column"), None if index is None else int(index)
+
+
+def _check_args(w: _Where, key: str, model: Any, args: Any) -> None:
+    if model not in MODELS:
+        raise w.error(f"{key}.model", f"unknown model {model!r} (models: {', '.join(MODELS)})")
+    if not isinstance(args, Mapping):
+        raise w.error(f"{key}.args", "expected a table of model parameter = column or number")
+    spec = MODELS[model]
+    unknown = sorted(set(args) - set(spec.parameters))
+    if unknown:
+        raise w.error(
+            f"{key}.args.{unknown[0]}", f"{model} has parameters {', '.join(spec.parameters)}"
+        )
+    missing = [p for p in spec.required if p not in args]
+    if missing:
+        raise w.error(f"{key}.args", f"{model} needs {', '.join(missing)}")
+
+
+def _check(
+    w: _Where, i: int, raw: Mapping[str, Any], expanded: dict[tuple[str, bool], Sweep]
+) -> Check:
+    key = f"checks[{i}]"
+    c = w.table(raw, key, CHECK_KEYS)
+    source = w.table(c.get("source"), f"{key}.source", CHECK_SOURCE_KEYS)
+    for k in CHECK_SOURCE_KEYS:  # a quoted number always says where the paper says it
+        w.text(source, k, f"{key}.source")
+    if "tolerance" not in c:
+        raise w.error(f"{key}.tolerance", "missing: every check carries its tolerance")
+    tolerance = w.number(c["tolerance"], f"{key}.tolerance")
+    if tolerance < 0:
+        raise w.error(f"{key}.tolerance", "must be >= 0")
+    if ("value" in c) == ("model" in c):
+        raise w.error(key, "give the paper's value or its model (with args), not both")
+    sweep_name = c.get("sweep", MAIN)
+    if (sweep_name, False) not in expanded:
+        raise w.error(f"{key}.sweep", f"no sweep {sweep_name!r}")
+    axes = {
+        q: {a.name: set(map(_norm, a.values)) for a in expanded[(sweep_name, q)].axes}
+        for q in (False, True)
+    }
+    metric = w.text(c, "metric", key)
+    try:
+        column, index = metric_column(metric)
+    except ValueError as exc:
+        raise w.error(f"{key}.metric", str(exc)) from exc
+    if column not in NUMERIC_COLUMNS or (index is not None) != (column in LIST_COLUMNS):
+        raise w.error(f"{key}.metric", f"{metric!r} is not a numeric result column")
+    per = c.get("per", [])
+    if not isinstance(per, list) or any(p not in axes[False] for p in per):
+        raise w.error(f"{key}.per", f"expected axis names (axes: {', '.join(axes[False])})")
+    where = _selection(w, f"{key}.where", c.get("where", {}), axes)
+    if "model" in c:
+        args = c.get("args", {})
+        _check_args(w, key, c["model"], args)
+        for p, v in args.items():
+            if isinstance(v, str) and v not in per:
+                raise w.error(f"{key}.args.{p}", f"column {v!r} must be one of per = {per}")
+    else:
+        w.number(c["value"], f"{key}.value")
+        if per:
+            raise w.error(f"{key}.per", "a quoted value is one number: select it with where")
+    statistic = c.get("statistic", "mean")
+    if statistic not in STATISTICS:
+        raise w.error(f"{key}.statistic", f"expected one of {', '.join(STATISTICS)}")
+    at = c.get("at", {})
+    if not isinstance(at, Mapping):
+        raise w.error(f"{key}.at", "expected a table of axis = value (the paper's coordinates)")
+    reasons = []
+    for j, r in enumerate(w.tables(c.get("reasons", []), f"{key}.reasons")):
+        r = w.table(r, f"{key}.reasons[{j}]", REASON_KEYS)
+        sel = _selection(w, f"{key}.reasons[{j}].where", r.get("where", {}), axes, quick_too=False)
+        reasons.append((sel, w.text(r, "reason", f"{key}.reasons[{j}]")))
+    row_label = w.text(c, "row_label", key, required=False)
+    if row_label is not None:
+        try:
+            row_label.format(**{p: 0 for p in per})
+        except (KeyError, IndexError, ValueError) as exc:
+            raise w.error(f"{key}.row_label", f"names only columns of per: {exc}") from exc
+    return Check(
+        quantity=w.text(c, "quantity", key),
+        unit=c.get("unit", ""),
+        source=source,
+        tolerance=tolerance,
+        tolerance_why=w.text(c, "tolerance_why", key),
+        metric=metric,
+        sweep=sweep_name,
+        value=float(c["value"]) if "value" in c else None,
+        model=c.get("model"),
+        args=dict(c.get("args", {})),
+        at=dict(at),
+        where=where,
+        per=tuple(per),
+        statistic=statistic,
+        row_label=row_label,
+        reason=w.text(c, "reason", key, required=False),
+        reasons=tuple(reasons),
+    )
+
+
+def _norm(value: Any) -> Any:
+    """Axis values compare as numbers when they are numbers (0.1 == 0.10)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return round(float(value), 12)
+    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+
+
+def _selection(
+    w: _Where,
+    key: str,
+    where: Any,
+    axes: dict[bool, dict[str, set[Any]]],
+    quick_too: bool = True,
+) -> dict[str, Any]:
+    """``where`` names axes and values both modes run (else a check could never be met)."""
+    if not isinstance(where, Mapping):
+        raise w.error(key, "expected a table of axis = value")
+    for name, value in where.items():
+        for quick in (False, True) if quick_too else (False,):
+            if name not in axes[quick]:
+                raise w.error(f"{key}.{name}", f"not an axis (axes: {', '.join(axes[quick])})")
+            if _norm(value) not in axes[quick][name]:
+                mode = "quick" if quick else "full"
+                raise w.error(
+                    f"{key}.{name}", f"{value!r} is not a value of the {mode} sweep's axis"
+                )
+    return dict(where)

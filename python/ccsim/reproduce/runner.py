@@ -1,0 +1,179 @@
+"""Run one experiment: its sweeps through the sweep layer, its figure, its verdicts.
+
+Output, under ``DIR/<paper>_<figure>/`` (``003_fig2``)::
+
+    <slug>-full.sweep.json   the sweep as run (a plain sweep file: ``ccsim sweep`` runs it)
+    full/                    its sweep store (``quick/`` for --quick): resumable
+    figure.png, figure.pdf   the paper's figure, with its model and quoted numbers
+    experiment.json          what the report is written from: verdicts, choices, timing
+
+The sweep store keeps every finished run, so an interrupted reproduction resumes. An
+experiment file that changed since its runs is run afresh (its old store is replaced).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ccsim import __version__, sweep_exec
+from ccsim.plots.figure import Curve, Marker, Panel, draw_figure
+from ccsim.reproduce.experiment import MAIN, Experiment
+from ccsim.reproduce.models import MODELS
+from ccsim.reproduce.verdict import Verdict, evaluate
+from ccsim.sweep_store import read_series
+
+RECORD = "experiment.json"
+FORMAT = "ccsim-reproduce/1"
+
+
+@dataclass(frozen=True)
+class Options:
+    quick: bool = False
+    jobs: int | None = None
+    dask: str | None = None
+    progress: bool = False
+    timing: bool = False
+
+
+def mode(quick: bool) -> str:
+    return "quick" if quick else "full"
+
+
+def _tag(name: str, quick: bool) -> str:
+    return mode(quick) if name == MAIN else f"{name}-{mode(quick)}"
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run_experiment(exp: Experiment, out: Path, options: Options) -> dict[str, Any]:
+    """Run (or resume) ``exp`` into ``out/<slug>/`` and return its record."""
+    directory = out / exp.slug
+    directory.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    results: dict[str, pa.Table] = {}
+    stores: dict[str, str] = {}
+    runs = failed = 0
+    for name in exp.sweeps:
+        tag = _tag(name, options.quick)
+        # A plain sweep file, so the progress bar names the experiment and a reader can
+        # rerun exactly this sweep with `ccsim sweep`.
+        sweep_file = directory / f"{exp.slug}-{tag}.sweep.json"
+        doc = exp.sweep_document(name, options.quick)
+        _write_text(sweep_file, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        report = sweep_exec.sweep(
+            sweep_file,
+            directory / tag,
+            jobs=options.jobs,
+            dask=options.dask,
+            force=True,  # the experiment file changed: its old runs no longer apply
+            progress=options.progress,
+        )
+        assert report.results is not None
+        results[name] = report.results
+        stores[name] = tag
+        runs += report.total
+        failed += report.failed
+    verdicts = [v for check in exp.checks for v in evaluate(check, results[check.sweep])]
+    figure, plot_error = _figure(exp, directory, results, stores)
+    record = {
+        "format": FORMAT,
+        "id": exp.id,
+        "title": exp.title,
+        "status": exp.status,
+        "source": exp.source,
+        "mode": mode(options.quick),
+        "ccsim_version": __version__,
+        "runs": runs,
+        "failed_runs": failed,
+        "stores": stores,
+        "figure": figure,
+        "plot_error": plot_error,
+        "choices": [c.__dict__ for c in exp.choices],
+        "tolerances": [
+            {
+                "quantity": c.quantity,
+                "tolerance": c.tolerance,
+                "unit": c.unit,
+                "why": c.tolerance_why,
+            }
+            for c in exp.checks
+        ],
+        "verdicts": [v.as_dict() for v in verdicts],
+        "wall_s": time.perf_counter() - start,
+        "timing": options.timing,
+    }
+    _write_text(directory / RECORD, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return record
+
+
+def _figure(
+    exp: Experiment, directory: Path, results: dict[str, pa.Table], stores: dict[str, str]
+) -> tuple[list[str], str | None]:
+    """Draw the figure; a plotting error is recorded, not raised (the runs matter more)."""
+    try:
+        panels = [_panel(exp, spec, directory, results, stores) for spec in exp.plots]
+        paths = draw_figure(
+            panels,
+            directory / "figure",
+            columns=exp.figure.get("columns"),
+            size=exp.figure.get("size"),
+        )
+    except Exception as exc:
+        return [], " ".join(f"plotting failed: {type(exc).__name__}: {exc}".split())
+    return [p.name for p in paths], None
+
+
+def _panel(
+    exp: Experiment,
+    spec: dict[str, Any],
+    directory: Path,
+    results: dict[str, pa.Table],
+    stores: dict[str, str],
+) -> Panel:
+    name = spec.get("sweep", MAIN)
+    rows = results[name]
+    rows = rows.filter(pc.equal(rows.column("status"), "ok"))
+    if "table" in spec:  # a per-run table, with each run's axis values beside it
+        axes = [c for c in rows.column_names if c in _axis_names(rows)]
+        series = read_series(directory / stores[name], spec["table"])
+        index = series.schema.get_field_index("run")  # a Hive partition: int32
+        series = series.set_column(index, "run", pc.cast(series.column("run"), pa.int64()))
+        rows = series.join(rows.select(["run", *axes]), "run", join_type="inner")
+    curves = [
+        Curve(
+            MODELS[m["model"]].function,
+            dict(m.get("args", {})),
+            m.get("label", MODELS[m["model"]].label),
+        )
+        for m in spec.get("models", [])
+    ]
+    markers = []
+    for check in exp.checks:
+        at = check.at or check.where
+        if check.value is None or check.sweep != name or check.metric != spec.get("y"):
+            continue
+        if spec["x"] in at:
+            markers.append(Marker(float(at[spec["x"]]), check.value, f"{check.value:g}"))
+    return Panel(spec, rows, curves, markers)
+
+
+def _axis_names(rows: pa.Table) -> set[str]:
+    """Columns between ``status`` and ``repetition``: the sweep's axes."""
+    names = rows.column_names
+    return set(names[names.index("status") + 1 : names.index("repetition")])
+
+
+def verdicts_of(record: dict[str, Any]) -> list[Verdict]:
+    return [Verdict.from_dict(v) for v in record.get("verdicts", [])]
