@@ -7,7 +7,7 @@ runs and runs into Arrow tables, Parquet files, plots and a command-line interfa
 >>> result = ccsim.run("examples/single_newreno.toml")       # doctest: +SKIP
 >>> result.summary["flows"][0]["goodput_mbps"]                # doctest: +SKIP
 >>> result.tables["flow_series"].to_pandas()                  # doctest: +SKIP
->>> ccsim.sweep("examples/sweeps/abe_fig2.toml", "out/abe-fig2")  # doctest: +SKIP
+>>> ccsim.sweep("examples/sweeps/newreno_buffer.toml", "out/nb")  # doctest: +SKIP
 """
 
 from ccsim._core import ScenarioError
