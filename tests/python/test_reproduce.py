@@ -145,3 +145,36 @@ def test_model_matches_the_numbers_the_paper_derives_from_it():
     assert abe_utilisation(0.0, 0.5) == pytest.approx(0.75)  # "ψ = 3/4 C"
     assert abe_utilisation(1.0, 0.5) == 1.0  # Eq. (1): b >= δ for β = 0.5
     assert abe_utilisation(0.2, 0.9) == 1.0  # b >= δ (1 - β) / β = 0.111 δ
+
+
+def test_every_plot_type_draws_from_tables(tmp_path: Path):
+    """The one plotter, without a simulation: each plot type, a model curve and a marker."""
+    from ccsim.plots.figure import Curve, Marker, Panel, check_plot, draw_figure
+
+    rows = pa.table(
+        {
+            "run": [0, 0, 1, 1],
+            "beta": [0.5, 0.5, 0.9, 0.9],
+            "buffer_bdp": [0.1, 0.5, 0.1, 0.5],
+            "time_s": [1.0, 2.0, 1.0, 2.0],
+            "utilisation": [0.8, 0.95, 0.99, 1.0],
+        }
+    )
+    lines = {"type": "lines", "x": "buffer_bdp", "y": "utilisation", "series": "beta"}
+    specs = [
+        lines,
+        {"type": "timeseries", "table": "flow_series", "x": "time_s", "y": "utilisation"},
+        {"type": "cdf", "x": "utilisation", "series": "beta"},
+        {"type": "bars", "x": "beta", "y": "utilisation"},
+    ]
+    columns = {"beta", "buffer_bdp", "utilisation"}
+    for spec in specs:
+        check_plot(spec, columns, {"flow_series"}, {"abe_utilisation"})
+    with pytest.raises(ValueError, match="unknown key"):
+        check_plot({**lines, "colour": "red"}, columns, set(), set())
+    curve = Curve(abe_utilisation, {"b": "buffer_bdp", "beta": "beta"}, "model")
+    panels = [Panel(specs[0], rows, [curve], [Marker(0.0, 0.75, "0.75")])]
+    panels += [Panel(spec, rows) for spec in specs[1:]]
+    paths = draw_figure(panels, tmp_path / "figure", columns=2)
+    assert [p.name for p in paths] == ["figure.png", "figure.pdf"]
+    assert all(p.stat().st_size > 10_000 for p in paths)

@@ -276,9 +276,10 @@ def _draw_cdf(ax: Axes, panel: Panel) -> None:
                 )
         else:
             values = np.sort([float(data[spec["x"]][k]) for k in rows])
+            # the empirical CDF rises from 0 at the smallest value
             ax.step(
-                values,
-                np.arange(1, len(values) + 1) / len(values),
+                np.r_[values[:1], values],
+                np.arange(len(values) + 1) / len(values),
                 where="post",
                 color=f"C{i}",
                 label=label,
