@@ -11,7 +11,9 @@ Writing one file per run cost more than a short simulation (file creation, a Par
 footer, a directory per run and table), so finished runs are buffered and written
 together as one *batch* when :data:`FLUSH_RUNS` runs have finished, :data:`FLUSH_S`
 seconds after the oldest of them finished, or :data:`FLUSH_BYTES` of tables are held,
-whichever comes first, and when the sweep ends or is interrupted (Ctrl-C).
+whichever comes first, and when the sweep ends or is interrupted (Ctrl-C). One writer
+thread writes a batch while the next one fills (fsync waits do not hold up the sweep);
+a full batch waits for the writer to be free, so at most two are unwritten.
 
 A batch is committed in this order: every table goes to a hidden temporary file, is
 fsync'ed and renamed into ``series/``; then the rows go to ``runs/`` the same way, and the
@@ -20,9 +22,9 @@ done once its row is in ``runs/``. When a sweep opens the directory again it rem
 temporary files and the ``series/`` parts whose ``runs/`` part is missing (a sweep killed
 between the two renames), so every run is in the results exactly once. A sweep killed
 with SIGKILL (or a power cut) therefore loses the runs in flight and the finished runs
-not flushed yet: at most :data:`FLUSH_RUNS` of them, finished within the last
-:data:`FLUSH_S` seconds. Readers skip names starting with ``.``, so they never see a
-half-written file.
+not committed yet: at most twice :data:`FLUSH_RUNS`, finished within the last
+:data:`FLUSH_S` seconds plus the time to write one batch. Readers skip names starting
+with ``.``, so they never see a half-written file.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import re
 import shutil
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,11 +64,13 @@ OWNED = (MANIFEST, RUNS_DIR, SERIES_DIR, RESULTS_FILE, PLOT_FILE)
 FORMAT = "ccsim-sweep/2"
 
 #: A batch is written once this many runs have finished...
-FLUSH_RUNS = 500
+FLUSH_RUNS = 250
 #: ...or this many seconds after the oldest unwritten run finished...
 FLUSH_S = 2.0
 #: ...or when the unwritten tables hold about this many bytes, whichever comes first.
 FLUSH_BYTES = 64 << 20
+#: While the writer is busy, a batch that is due is looked at again this often (seconds).
+WRITER_POLL_S = 0.01
 
 #: Columns that depend on the machine and the moment, not on the scenario.
 WALL_CLOCK_COLUMNS = ("wall_s", "started_at", "finished_at", "worker")
@@ -377,6 +382,10 @@ class SweepStore:
         self._buffer_bytes = 0
         self._oldest: float | None = None  # time.monotonic() of the oldest buffered run
         self._next_batch = 0
+        #: One writer thread, so that fsync and Parquet encoding overlap with collecting
+        #: the next runs; ``_writing`` is the batch it is writing, if any.
+        self._writer: ThreadPoolExecutor | None = None
+        self._writing: Future[int] | None = None
         self.written = 0  # runs written in this session
         self.batches = 0  # batches written in this session
 
@@ -485,6 +494,11 @@ class SweepStore:
         self._lock_fd = fd
 
     def close(self) -> None:
+        """Let the batch being written end (it commits or fails whole), then unlock.
+        Buffered runs not handed to the writer are not written: call :meth:`flush`."""
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+            self._writer = None
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
@@ -557,35 +571,78 @@ class SweepStore:
     # -- writing
 
     def add(self, outcome: Outcome) -> None:
-        """Buffer a finished run; write the batch if it is full (by runs or bytes)."""
+        """Buffer a finished run; hand the batch to the writer if it is full (by runs or
+        bytes). If the writer is still busy with the previous batch, wait for it: at most
+        one batch is being written while the next one fills."""
         if outcome.run not in self._by_run:
             raise ValueError(f"run {outcome.run} is not a run of this sweep")
         if self._oldest is None:
             self._oldest = time.monotonic()
         self._buffer.append(outcome)
         self._buffer_bytes += outcome.nbytes
-        if len(self._buffer) >= self.flush_runs or self._buffer_bytes >= self.flush_bytes:
-            self.flush()
+        self._reap()
+        if self._full():
+            self._reap(wait=True)
+            self._hand_over()
+
+    def _full(self) -> bool:
+        return len(self._buffer) >= self.flush_runs or self._buffer_bytes >= self.flush_bytes
 
     def seconds_to_flush(self) -> float | None:
-        """Seconds until the buffered runs are due to be written (None: nothing buffered)."""
+        """Seconds until :meth:`flush_if_due` has something to do (None: nothing buffered)."""
         if self._oldest is None:
             return None
-        return max(0.0, self._oldest + self.flush_s - time.monotonic())
+        due = self._oldest + self.flush_s - time.monotonic()
+        if self._writing is not None:  # due batches wait for the writer: look again soon
+            return max(due, WRITER_POLL_S)
+        return max(0.0, due)
 
     def flush_if_due(self) -> None:
-        due = self.seconds_to_flush()
-        if due is not None and due <= 0:
-            self.flush()
+        """Hand the buffered runs to the writer if they are due by time and it is free;
+        raise the error of a batch that failed to be written."""
+        self._reap()
+        if self._writing is not None or self._oldest is None:
+            return
+        if self._full() or time.monotonic() >= self._oldest + self.flush_s:
+            self._hand_over()
 
     def flush(self) -> None:
-        """Write the buffered runs as one batch: their tables, then their rows (the commit).
-        On an error the runs stay buffered (and are not done)."""
-        if not self._buffer:
+        """Write every buffered run and wait until all are committed (at the end, or on an
+        interrupt)."""
+        self._reap(wait=True)
+        if self._buffer:
+            self._hand_over()
+            self._reap(wait=True)
+
+    def wait(self) -> None:
+        """Wait until the batch being written (if any) is committed."""
+        self._reap(wait=True)
+
+    def _reap(self, wait: bool = False) -> None:
+        writing = self._writing
+        if writing is None or not (wait or writing.done()):
             return
-        batch = sorted(self._buffer, key=lambda o: o.run)
+        self._writing = None
+        self.written += writing.result()  # a write error surfaces here: its runs are not done
+        self.batches += 1
+
+    def _hand_over(self) -> None:
+        batch, number = self._buffer, self._next_batch
+        self._next_batch += 1
+        self._buffer = []
+        self._buffer_bytes = 0
+        self._oldest = None
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(1, thread_name_prefix="ccsim-sweep-writer")
+        self._writing = self._writer.submit(self._write_batch, batch, number)
+
+    def _write_batch(self, batch: list[Outcome], number: int) -> int:
+        """Write runs as batch ``number``: their tables, then their rows (the commit). Runs
+        on the writer thread (Arrow, Parquet and fsync release the GIL); reads only what
+        does not change during the sweep."""
+        batch = sorted(batch, key=lambda o: o.run)
         files: list[tuple[Path, bytes | pa.Buffer]] = []
-        name = f"part-{self._next_batch:06d}.parquet"
+        name = f"part-{number:06d}.parquet"
         ok = [o for o in batch if not o.failed]
         for table in self.sweep.series:
             parts = [(o.run, o.tables[table]) for o in ok if table in o.tables]
@@ -596,12 +653,7 @@ class SweepStore:
         table = pa.Table.from_pylist(rows, schema=self.rows.schema)
         files.append((self.out / RUNS_DIR / name, _parquet_bytes(table)))
         _commit(files)
-        self._next_batch += 1
-        self.written += len(batch)
-        self.batches += 1
-        self._buffer = []
-        self._buffer_bytes = 0
-        self._oldest = None
+        return len(batch)
 
     # -- the whole table
 

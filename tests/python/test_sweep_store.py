@@ -145,10 +145,12 @@ def test_a_batch_is_flushed_by_size_or_by_time(tmp_path: Path, monkeypatch):
         store.flush_if_due()
         assert not list(runs.iterdir())
         clock.now += 0.5
-        store.flush_if_due()  # due by time, with 2 of 3 runs
+        store.flush_if_due()  # due by time, with 2 of 3 runs: to the writer thread
+        store.wait()
         assert [p.name for p in runs.iterdir()] == ["part-000000.parquet"]
-        for spec in specs[2:5]:  # a full batch is written at once
+        for spec in specs[2:5]:  # a full batch goes to the writer at once
             store.add(_outcome(spec))
+        store.wait()
         assert sorted(p.name for p in runs.iterdir())[-1] == "part-000001.parquet"
         assert store.done() == {0, 1, 2, 3, 4} and store.seconds_to_flush() is None
         rows = pq.read_table(runs / "part-000001.parquet")
