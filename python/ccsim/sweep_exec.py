@@ -61,6 +61,10 @@ TASKS_PER_THREAD = 4
 POLL_S = 0.5
 #: Dask: how long to sleep when no task has finished (its results are polled).
 DASK_POLL_S = 0.02
+#: A local worker hands its finished runs to the store in groups of at most this many
+#: runs, and at most this many seconds after the first of them ended.
+HANDOFF_RUNS = 16
+HANDOFF_S = 0.02
 
 _HOST = socket.gethostname()
 
@@ -196,17 +200,30 @@ def run_local(
     todo: queue.SimpleQueue[RunSpec] = queue.SimpleQueue()
     for spec in specs:
         todo.put(spec)
-    finished: queue.SimpleQueue[Outcome] = queue.SimpleQueue()
+    finished: queue.SimpleQueue[list[Outcome]] = queue.SimpleQueue()
     stop = threading.Event()
     series = tuple(series)
 
     def worker() -> None:
-        while not stop.is_set():
-            try:
-                spec = todo.get_nowait()
-            except queue.Empty:
-                return
-            finished.put(execute(spec.run, spec.scenario_json, series))
+        # Outcomes go over in groups, so that short runs do not wake this thread (and
+        # pass the GIL back and forth) once each; a long run goes over as soon as it ends.
+        group: list[Outcome] = []
+        first = 0.0
+        try:
+            while not stop.is_set():
+                try:
+                    spec = todo.get_nowait()
+                except queue.Empty:
+                    return
+                group.append(execute(spec.run, spec.scenario_json, series))
+                if len(group) == 1:
+                    first = time.monotonic()
+                if len(group) >= HANDOFF_RUNS or time.monotonic() - first >= HANDOFF_S:
+                    finished.put(group)
+                    group = []
+        finally:
+            if group:
+                finished.put(group)
 
     writer = _Writer(store, on_done)
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ccsim-sweep")
@@ -215,25 +232,27 @@ def run_local(
         left = len(specs)
         while left:
             try:
-                outcome = finished.get(timeout=_wait_s(store))
+                group = finished.get(timeout=_wait_s(store))
             except queue.Empty:
-                outcome = None
-            if outcome is None:
+                group = None
+            if group is None:
                 writer.tick()
                 if all(w.done() for w in workers) and finished.empty():
                     for w in workers:
                         w.result()  # a worker that died raises here
                     raise RuntimeError("sweep workers stopped with runs left")  # pragma: no cover
                 continue
-            left -= 1
-            writer.add(outcome)
+            left -= len(group)
+            for outcome in group:
+                writer.add(outcome)
             writer.tick()
     finally:
         stop.set()
         pool.shutdown(wait=True)  # the runs in flight end
         if not writer.failed:
             while not finished.empty():
-                writer.add(finished.get())
+                for outcome in finished.get():
+                    writer.add(outcome)
         writer.finish()
 
 
