@@ -9,20 +9,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ccsim import _core
+
 #: Files ccsim writes into a result directory. When results are written again into an
 #: existing directory, those of them the new run did not produce are removed (a stale plot
 #: would contradict the new data); any other file is left alone.
-KNOWN_TABLES = (
-    "flow_series",
-    "cc_trace",
-    "cc_vars",
-    "cc_reductions",
-    "queue_series",
-    "sojourn_cdf",
-    "flows",
-    "flow_packets",
-    "queues",
-)
+KNOWN_TABLES: tuple[str, ...] = tuple(_core.table_names())
 PLOT_FILES = ("throughput.png", "queue_delay.png", "sojourn_cdf.png", "cwnd.png")
 OWNED_FILES = frozenset(
     [f"{name}.parquet" for name in KNOWN_TABLES] + ["summary.json", *PLOT_FILES]

@@ -22,6 +22,7 @@ pub mod scenario;
 pub mod sim;
 pub mod stats;
 pub mod tcp;
+pub mod trace;
 pub mod udp;
 
 /// The crate version, reported in every summary.

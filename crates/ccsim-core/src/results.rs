@@ -65,9 +65,15 @@ pub struct FlowSummary {
     /// Congestion-control name for TCP, traffic pattern for UDP.
     pub algorithm: String,
     pub base_rtt_ms: f64,
-    /// Application-level bytes delivered in order within the measurement window, as Mbit/s.
+    /// When the flow (its first transfer) started, seconds.
+    pub start_s: f64,
+    /// Size of the flow's first finite transfer; `None` for a bulk flow or UDP.
+    pub size_bytes: Option<u64>,
+    /// Goodput: application payload delivered in order within the measurement window, as
+    /// Mbit/s (TCP: segment payload; UDP: packet size less 28 B of IP and UDP headers).
     pub goodput_mbps: f64,
-    /// Bytes that reached the receiver (including retransmissions) within the window, as Mbit/s.
+    /// Wire throughput: bytes on the wire, headers and retransmissions included, that
+    /// reached the receiver within the window, as Mbit/s.
     pub throughput_mbps: f64,
     pub bytes_delivered: u64,
     pub packets_sent: u64,
@@ -98,6 +104,48 @@ pub struct QueueSummary {
     pub sojourn_p99_ms: f64,
     /// Link busy fraction: bytes serialised / (rate x window).
     pub utilisation: f64,
+    /// Wire bytes that left the queue within the window.
+    pub bytes_departed: u64,
+}
+
+/// Per-group figures over the measurement window.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct GroupSummary {
+    /// "tcp" (a `[[flows]]` group) or "udp" (a `[[udp]]` group).
+    pub protocol: String,
+    /// Index of the group among its kind.
+    pub group: u32,
+    pub flows: u32,
+    /// Sum of the group's flows' goodput and wire throughput, Mbit/s.
+    pub goodput_mbps: f64,
+    pub throughput_mbps: f64,
+    /// The group's part of all flows' goodput (0 when nothing was delivered).
+    pub share: f64,
+}
+
+/// Completion-time statistics of finite transfers.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FctStats {
+    /// Smallest and largest size of the transfers counted.
+    pub size_min_bytes: u64,
+    pub size_max_bytes: u64,
+    /// Transfers counted, and how many of them completed before the end of the run.
+    pub transfers: u64,
+    pub completed: u64,
+    /// Over the completed ones (linear interpolation between order statistics, as
+    /// numpy's default); `None` when none completed.
+    pub mean_s: Option<f64>,
+    pub median_s: Option<f64>,
+    pub p99_s: Option<f64>,
+}
+
+/// Flow completion times of the transfers that started inside the measurement window.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FctSummary {
+    pub all: FctStats,
+    /// Per transfer size when there are at most 16 distinct sizes, else per decade of
+    /// size (`[10^k, 10^(k+1))` bytes).
+    pub by_size: Vec<FctStats>,
 }
 
 /// The `summary.json` document.
@@ -109,7 +157,16 @@ pub struct Summary {
     pub measure_start_s: f64,
     pub measure_end_s: f64,
     pub flows: Vec<FlowSummary>,
+    /// One entry per `[[flows]]` group, then per `[[udp]]` group.
+    pub groups: Vec<GroupSummary>,
     pub bottleneck: QueueSummary,
+    /// Paper 003 §4.3: seconds from the last bulk TCP flow's start until Jain's index of
+    /// the bytes each bulk TCP flow delivered since then first reaches 0.95 (at a stats
+    /// tick, so to within `stats_interval`); `None` with fewer than two bulk TCP flows or
+    /// if it never does.
+    pub convergence_time_s: Option<f64>,
+    /// Completion times of finite transfers; `None` when the scenario has none.
+    pub fct: Option<FctSummary>,
     pub utilisation: f64,
     /// Jain's fairness index over the TCP flows' goodput (all flows when there is no TCP flow).
     pub jain_index: f64,

@@ -19,13 +19,22 @@ use crate::net::topology::Topology;
 use crate::ppv::marker::{Marker, MarkerParams};
 use crate::ppv::tvf::Tvf;
 use crate::qdisc::{self, droptail, shaper, LinkInfo, QdiscCtx, QueueDisc};
-use crate::results::{Column, FlowSummary, QueueSummary, RunOutput, Summary, Table};
-use crate::scenario::{AlgoSpec, ParamValue, PpvScope, Scenario, ScenarioError, TvfSpec};
+use crate::results::{
+    Column, FctStats, FctSummary, FlowSummary, GroupSummary, QueueSummary, RunOutput, Summary,
+    Table,
+};
+use crate::scenario::{
+    AlgoSpec, ParamValue, PpvScope, QdiscStateMode, Scenario, ScenarioError, TvfSpec,
+};
 use crate::stats::{jain_index, QueueSnapshot, QueueStats};
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
 use crate::tcp::sender::TcpSender;
 use crate::tcp::{TcpConfig, TcpIo, TimerFire};
+use crate::trace::{transfers_table, QdiscStateTrace, QueueEvents, RttSamples, Transfer};
 use crate::udp::UdpSource;
+
+/// IPv4 (20) + UDP (8) header bytes: a UDP packet's goodput is its size less these.
+const UDP_IP_HEADER_BYTES: u32 = 28;
 
 /// Default access-link rate as a multiple of the bottleneck rate.
 const ACCESS_RATE_FACTOR: u64 = 10;
@@ -39,8 +48,75 @@ pub struct TcpFlow {
     pub receiver: TcpReceiver,
     pub group: u32,
     pub base_rtt_ns: u64,
+    /// Start of the current transfer (of the flow, for a bulk flow).
     pub start_ns: u64,
+    /// Start of the flow's first transfer.
+    pub first_start_ns: u64,
     pub trace: bool,
+    /// Connection number, carried by the flow's packets: a closed-loop flow opens a new
+    /// connection for every transfer, and a late packet of an earlier one is discarded.
+    pub conn: u32,
+    /// The path's RTT with serialisation, which seeds a new connection's estimator.
+    path_rtt_ns: u64,
+    /// What a new connection starts from (flows with repeated transfers only).
+    template: Option<Box<(TcpConfig, cc::Cc)>>,
+    /// Sizes of the transfers still to come, and the think time before each.
+    next: std::collections::VecDeque<(u64, u64)>,
+    /// Index of the current transfer.
+    transfer: u32,
+    /// A finite transfer is running whose end has not been recorded yet.
+    awaiting_end: bool,
+    /// Counters of the flow's finished connections.
+    before: ConnTotals,
+    /// Reductions and RTT samples of finished connections.
+    past_reductions: Vec<crate::tcp::sender::Reduction>,
+    past_rtts: Vec<(u64, u64)>,
+}
+
+/// Counters of a flow's finished connections, so that its totals run on across them.
+#[derive(Debug, Clone, Copy, Default)]
+struct ConnTotals {
+    bytes_delivered: u64,
+    wire_received: u64,
+    packets_sent: u64,
+    retransmits: u64,
+    timeouts: u64,
+}
+
+impl TcpFlow {
+    /// Payload bytes delivered in order, over all the flow's connections.
+    pub fn bytes_delivered(&self) -> u64 {
+        self.before.bytes_delivered + self.receiver.stats.bytes_delivered
+    }
+    /// Wire bytes (headers included, duplicates too) that reached the receiver.
+    pub fn wire_received(&self) -> u64 {
+        let s = &self.receiver.stats;
+        self.before.wire_received
+            + s.bytes_received
+            + s.segments_received * u64::from(TCP_IP_HEADER_BYTES)
+    }
+    fn packets_sent(&self) -> u64 {
+        self.before.packets_sent + self.sender.stats.packets_sent
+    }
+    fn retransmits(&self) -> u64 {
+        self.before.retransmits + self.sender.stats.retransmits
+    }
+    fn timeouts(&self) -> u64 {
+        self.before.timeouts + self.sender.stats.timeouts
+    }
+    /// The current transfer as a `transfers` row.
+    fn transfer_row(&self, flow: u32) -> Transfer {
+        Transfer {
+            flow,
+            group: self.group,
+            index: self.transfer,
+            size_bytes: self.sender.cfg.total_bytes.unwrap_or(0),
+            start_ns: self.start_ns,
+            end_ns: self.receiver.stats.completed_ns,
+            retransmits: self.sender.stats.retransmits,
+            timeouts: self.sender.stats.timeouts,
+        }
+    }
 }
 
 /// Per-flow packet accounting across the whole network (both directions).
@@ -63,6 +139,19 @@ struct Series {
     flow_id: Vec<u32>,
     flow_goodput: Vec<f64>,
     flow_throughput: Vec<f64>,
+    flow_bytes: Vec<u64>,
+    flow_drops: Vec<u64>,
+    flow_marks: Vec<u64>,
+    group_t: Vec<f64>,
+    group_protocol: Vec<&'static str>,
+    group_id: Vec<u32>,
+    group_active: Vec<u32>,
+    group_goodput: Vec<f64>,
+    group_throughput: Vec<f64>,
+    /// Jain's index over the TCP flows' bytes delivered since the last TCP flow
+    /// started, per tick (NaN before it): paper 003's convergence measure.
+    convergence_t: Vec<f64>,
+    convergence_jain: Vec<f64>,
     cc_t: Vec<f64>,
     cc_id: Vec<u32>,
     cc_cwnd: Vec<f64>,
@@ -78,6 +167,9 @@ struct Series {
     q_bytes: Vec<u64>,
     q_sojourn_mean: Vec<f64>,
     q_sojourn_max: Vec<f64>,
+    q_sojourn_min: Vec<f64>,
+    q_departed_bytes: Vec<u64>,
+    q_utilisation: Vec<f64>,
     q_arrivals: Vec<u64>,
     q_drops: Vec<u64>,
     q_marks: Vec<u64>,
@@ -164,12 +256,41 @@ pub struct World {
     /// PPV edge markers with their random streams, and each flow's marker, if any.
     markers: Vec<(Marker, SimRng)>,
     marker_of: Vec<Option<u32>>,
+    /// Finished transfers (one row each).
+    transfers: Vec<Transfer>,
+    /// `qdisc_state` recorder, and whether it also records after every timer update.
+    qdisc_trace: Option<QdiscStateTrace>,
+    qdisc_trace_updates: bool,
+    /// `queue_events` recorder (opt-in).
+    queue_events: Option<QueueEvents>,
+    /// Per-flow (drops, marks) at the last tick, and bottleneck bytes departed.
+    last_tick_signals: Vec<(u64, u64)>,
+    last_tick_departed: u64,
+    /// The bulk TCP flows, the last one's start, and their bytes delivered at the first
+    /// tick after it (convergence time).
+    convergence_flows: Vec<usize>,
+    last_tcp_start_ns: u64,
+    convergence_base: Option<Vec<u64>>,
 }
 
 /// Build the dumbbell a scenario describes.
 pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let b = &sc.bottleneck;
     let rate = b.rate.bps;
+    // A scenario edited after parsing must keep one set of values per flow.
+    let counts = sc.flows.iter().map(|g| (g.count, g.drawn.len(), "flows"));
+    let counts = counts.chain(sc.udp.iter().map(|g| (g.count, g.drawn.len(), "udp")));
+    for (i, (count, drawn, kind)) in counts.enumerate() {
+        if count as usize != drawn {
+            return Err(ScenarioError::new(
+                format!(
+                    "{kind}[{}].count",
+                    if kind == "udp" { i - sc.flows.len() } else { i }
+                ),
+                format!("{count} flows but values drawn for {drawn}"),
+            ));
+        }
+    }
     let n_tcp: usize = sc.flows.iter().map(|g| g.count as usize).sum();
     let n_udp: usize = sc.udp.iter().map(|g| g.count as usize).sum();
     // Events name links and flows by 28-bit indices (`Event::MAX_INDEX`); each host
@@ -187,8 +308,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let max_rtt_ns = sc
         .flows
         .iter()
-        .map(|g| g.rtt.ns)
-        .chain(sc.udp.iter().map(|g| g.rtt.ns))
+        .flat_map(|g| g.drawn.iter().map(|d| d.rtt.ns))
+        .chain(sc.udp.iter().flat_map(|g| g.drawn.iter().map(|d| d.rtt.ns)))
         .max()
         .unwrap_or(0);
     let bdp_rtt_ns = b.bdp_rtt.map_or(max_rtt_ns, |d| d.ns);
@@ -289,7 +410,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 &mut topo,
                 &mut plans,
                 format!("tcp{}.{}", gi, k),
-                g.rtt.ns,
+                g.drawn[k as usize].rtt.ns,
                 g.access_rate.map_or(default_access, |r| r.bps),
                 format!("flows[{gi}].rtt"),
             )?;
@@ -301,7 +422,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 &mut topo,
                 &mut plans,
                 format!("udp{}.{}", gi, k),
-                g.rtt.ns,
+                g.drawn[k as usize].rtt.ns,
                 g.access_rate.map_or(default_access, |r| r.bps),
                 format!("udp[{gi}].rtt"),
             )?;
@@ -417,7 +538,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let mut cc_names = Vec::with_capacity(n_tcp);
     let mut fid = 0u32;
     for (gi, g) in sc.flows.iter().enumerate() {
-        for _ in 0..g.count {
+        for drawn in &g.drawn {
             let path = format!("flows[{gi}].cc");
             let mut cc = cc::build(&g.cc, &path)?;
             cc.seed_rng(stream(sc.seed, StreamKind::Cc, fid as u64));
@@ -430,19 +551,41 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 pacing: g.pacing,
                 min_rto_ns: g.min_rto.ns,
                 delayed_ack: g.delayed_ack,
-                total_bytes: g.size.map(|s| s.bytes),
+                total_bytes: drawn.sizes.first().map(|s| s.bytes),
                 accurate_ecn: g.ecn && cc.needs_accurate_ecn(),
             };
             let receiver = TcpReceiver::new(fid, 2 * fid + 1, &cfg, DELACK_NS);
-            let mut sender = TcpSender::new(fid, 2 * fid, cfg, cc, flow_path_rtts[fid as usize]);
+            let template = (drawn.sizes.len() > 1).then(|| Box::new((cfg.clone(), cc.clone())));
+            let path_rtt_ns = flow_path_rtts[fid as usize];
+            let mut sender = TcpSender::new(fid, 2 * fid, cfg, cc, path_rtt_ns);
             sender.trace_reductions = g.trace;
+            if g.trace && sc.trace.rtt_samples {
+                sender.rtt_log = Some(Vec::new());
+            }
+            let next = drawn
+                .sizes
+                .iter()
+                .skip(1)
+                .zip(&drawn.thinks)
+                .map(|(s, t)| (s.bytes, t.ns))
+                .collect();
             tcp.push(TcpFlow {
                 sender,
                 receiver,
                 group: gi as u32,
-                base_rtt_ns: g.rtt.ns,
-                start_ns: g.start.ns,
+                base_rtt_ns: drawn.rtt.ns,
+                start_ns: drawn.start.ns,
+                first_start_ns: drawn.start.ns,
                 trace: g.trace,
+                conn: 0,
+                path_rtt_ns,
+                template,
+                next,
+                transfer: 0,
+                awaiting_end: !drawn.sizes.is_empty(),
+                before: ConnTotals::default(),
+                past_reductions: Vec::new(),
+                past_rtts: Vec::new(),
             });
             fid += 1;
         }
@@ -451,15 +594,15 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let mut udp_groups = Vec::with_capacity(n_udp);
     let mut udp_base_rtt_ns = Vec::with_capacity(n_udp);
     for (gi, g) in sc.udp.iter().enumerate() {
-        for _ in 0..g.count {
+        for drawn in &g.drawn {
             udp.push(UdpSource {
                 flow: fid,
                 route: 2 * fid,
-                rate_bps: g.rate.bps,
+                rate_bps: drawn.rate.bps,
                 packet_size: g.packet_size.bytes as u32,
                 pattern: g.pattern,
                 ecn: g.ecn,
-                start_ns: g.start.ns,
+                start_ns: drawn.start.ns,
                 stop_ns: g.stop.map_or(u64::MAX, |s| s.ns),
                 rng: stream(sc.seed, StreamKind::Udp, udp.len() as u64),
                 packets_sent: 0,
@@ -467,7 +610,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 bytes_received: 0,
             });
             udp_groups.push(gi as u32);
-            udp_base_rtt_ns.push(g.rtt.ns);
+            udp_base_rtt_ns.push(drawn.rtt.ns);
             fid += 1;
         }
     }
@@ -562,6 +705,32 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         changes: Vec::new(),
         markers,
         marker_of,
+        transfers: Vec::new(),
+        qdisc_trace: (sc.trace.qdisc_state != QdiscStateMode::Off).then(QdiscStateTrace::default),
+        qdisc_trace_updates: sc.trace.qdisc_state == QdiscStateMode::Updates,
+        queue_events: sc.trace.queue_events.then(QueueEvents::default),
+        last_tick_signals: vec![(0, 0); n_flows],
+        last_tick_departed: 0,
+        convergence_flows: sc
+            .flows
+            .iter()
+            .flat_map(|g| g.drawn.iter())
+            .enumerate()
+            .filter(|(_, d)| d.sizes.is_empty())
+            .map(|(i, _)| i)
+            .collect(),
+        last_tcp_start_ns: sc
+            .flows
+            .iter()
+            .flat_map(|g| {
+                g.drawn
+                    .iter()
+                    .filter(|d| d.sizes.is_empty())
+                    .map(|d| d.start.ns)
+            })
+            .max()
+            .unwrap_or(0),
+        convergence_base: None,
     };
 
     for l in 0..world.links.len() as u32 {
@@ -573,7 +742,11 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     for (gi, g) in sc.flows.iter().enumerate() {
         for (k, ch) in g.changes.iter().enumerate() {
             let path = format!("flows[{gi}].changes[{k}]");
-            let mut probe = world.tcp[first as usize].sender.cc.clone();
+            // A group of open-loop arrivals may have drawn no flow: probe a fresh controller.
+            let mut probe = match world.tcp.get(first as usize) {
+                Some(f) if g.count > 0 => f.sender.cc.clone(),
+                _ => cc::build(&g.cc, &format!("flows[{gi}].cc"))?,
+            };
             for (name, value) in &ch.params {
                 probe.set_param(&path, name, value)?;
             }
@@ -624,8 +797,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     world.sched.at(world.stats_interval_ns, Event::StatsTick);
     let mut fi = 0usize;
     for g in &sc.flows {
-        for _ in 0..g.count {
-            world.sched.at(g.start.ns, Event::FlowStart(fi as u32));
+        for drawn in &g.drawn {
+            world.sched.at(drawn.start.ns, Event::FlowStart(fi as u32));
             if let Some(stop) = g.stop {
                 world.sched.at(stop.ns, Event::FlowStop(fi as u32));
             }
@@ -765,8 +938,61 @@ impl World {
                 ScenarioError::new("controller", format!("no TCP flow {}", u.flow_id))
             })?;
             flow.sender.cc.set_param(&path, &u.name, &u.value)?;
+            if let Some(t) = flow.template.as_mut() {
+                t.1.set_param(&path, &u.name, &u.value)?;
+            }
         }
         Ok(())
+    }
+
+    /// Every byte of flow `f`'s current transfer is acknowledged: record it and, for a
+    /// closed-loop flow with transfers to come, open a new connection for the next one
+    /// after its think time (a fresh sender and receiver: slow start again, as a new
+    /// HTTP/1.0 connection would).
+    fn transfer_ended(&mut self, f: u32) {
+        let seed = self.seed;
+        let now = self.sched.now();
+        let flow = &mut self.tcp[f as usize];
+        flow.awaiting_end = false;
+        self.transfers.push(flow.transfer_row(f));
+        let Some((size, think_ns)) = flow.next.pop_front() else {
+            return;
+        };
+        let (cfg, cc) = &**flow
+            .template
+            .as_ref()
+            .expect("repeating flows keep a template");
+        let mut cfg = cfg.clone();
+        cfg.total_bytes = Some(size);
+        let mut cc = cc.clone();
+        flow.conn += 1;
+        cc.seed_rng(stream(
+            seed,
+            StreamKind::Cc,
+            u64::from(f) | (u64::from(flow.conn) << 32),
+        ));
+        let receiver = TcpReceiver::new(f, 2 * f + 1, &cfg, DELACK_NS);
+        let mut sender = TcpSender::new(f, 2 * f, cfg, cc, flow.path_rtt_ns);
+        sender.trace_reductions = flow.sender.trace_reductions;
+        sender.rtt_log = flow.sender.rtt_log.as_ref().map(|_| Vec::new());
+        let old_sender = std::mem::replace(&mut flow.sender, sender);
+        let old_receiver = std::mem::replace(&mut flow.receiver, receiver);
+        let b = &mut flow.before;
+        b.bytes_delivered += old_receiver.stats.bytes_delivered;
+        b.wire_received += old_receiver.stats.bytes_received
+            + old_receiver.stats.segments_received * u64::from(TCP_IP_HEADER_BYTES);
+        b.packets_sent += old_sender.stats.packets_sent;
+        b.retransmits += old_sender.stats.retransmits;
+        b.timeouts += old_sender.stats.timeouts;
+        flow.past_reductions.extend(old_sender.reductions);
+        flow.past_rtts
+            .extend(old_sender.rtt_log.unwrap_or_default());
+        flow.transfer += 1;
+        flow.awaiting_end = true;
+        flow.start_ns = now + think_ns;
+        if flow.start_ns < self.duration_ns {
+            self.sched.at(flow.start_ns, Event::FlowStart(f));
+        }
     }
 
     fn apply_change(&mut self, i: u32) {
@@ -778,12 +1004,16 @@ impl World {
                 path,
             } => {
                 for f in first..first + count {
+                    let flow = &mut self.tcp[f as usize];
                     for (name, value) in &params {
-                        self.tcp[f as usize]
-                            .sender
+                        flow.sender
                             .cc
                             .set_param(&path, name, value)
                             .expect("validated when the scenario was built");
+                        if let Some(t) = flow.template.as_mut() {
+                            t.1.set_param(&path, name, value)
+                                .expect("validated when the scenario was built");
+                        }
                     }
                 }
             }
@@ -888,6 +1118,27 @@ impl World {
     // ----- links -----------------------------------------------------------------
 
     fn account_qdisc_outcome(&mut self, l: u32) {
+        if l == self.bottleneck {
+            if let Some(ev) = self.queue_events.as_mut() {
+                let now = self.sched.now();
+                let q = &self.links[l as usize].qdisc;
+                let (pkts, bytes) = (q.len_packets() as u64, q.len_bytes());
+                for (buf, mark) in [(&self.drop_buf, false), (&self.mark_buf, true)] {
+                    for &id in buf {
+                        let p = self.pool.get(id);
+                        // A packet dropped on arrival was stamped now: it waited 0.
+                        ev.push(
+                            now,
+                            p.flow,
+                            mark,
+                            pkts,
+                            bytes,
+                            now.saturating_sub(p.enqueue_ns),
+                        );
+                    }
+                }
+            }
+        }
         let link = &mut self.links[l as usize];
         for &id in &self.mark_buf {
             link.stats.marks += 1;
@@ -937,6 +1188,12 @@ impl World {
             rng: &mut link.rng,
         };
         link.qdisc.on_timer(&mut ctx);
+        if self.qdisc_trace_updates && l == self.bottleneck {
+            if let Some(tr) = self.qdisc_trace.as_mut() {
+                self.links[l as usize].qdisc.state(now, &mut tr.buf);
+                tr.commit(now);
+            }
+        }
         self.account_qdisc_outcome(l);
         self.sync_qdisc_timer(l);
         // A timer may make a held packet eligible (a shaper's tokens).
@@ -1140,6 +1397,9 @@ impl World {
         self.pool.free(id);
         self.counters[pkt.flow as usize].arrived += 1;
         let now = self.sched.now();
+        if pkt.kind != PacketKind::Udp && pkt.conn != self.tcp[pkt.flow as usize].conn {
+            return; // a late packet of a closed connection
+        }
         match pkt.kind {
             PacketKind::TcpData => {
                 let mut io = TcpIo {
@@ -1156,12 +1416,14 @@ impl World {
                     pool: &mut self.pool,
                     out: &mut self.out_buf,
                 };
-                self.tcp[pkt.flow as usize].sender.on_ack(
-                    &pkt,
-                    &sack[..pkt.n_sack as usize],
-                    &mut io,
-                );
+                let flow = &mut self.tcp[pkt.flow as usize];
+                flow.sender
+                    .on_ack(&pkt, &sack[..pkt.n_sack as usize], &mut io);
+                let ended = flow.awaiting_end && flow.sender.is_complete();
                 self.flush_tcp(pkt.flow);
+                if ended {
+                    self.transfer_ended(pkt.flow);
+                }
             }
             PacketKind::Udp => {
                 let u = pkt.flow as usize - self.tcp.len();
@@ -1174,8 +1436,10 @@ impl World {
     fn flush_tcp(&mut self, f: u32) {
         let mut out = std::mem::take(&mut self.out_buf);
         let marker = self.marker_of[f as usize];
+        let conn = self.tcp[f as usize].conn;
         for &id in &out {
             self.counters[f as usize].sent += 1;
+            self.pool.get_mut(id).conn = conn;
             if let Some(m) = marker {
                 let p = self.pool.get_mut(id);
                 if p.kind == PacketKind::TcpData {
@@ -1289,40 +1553,92 @@ impl World {
 
     // ----- statistics ---------------------------------------------------------------
 
-    /// (bytes delivered in order to the application, bytes received) per flow.
+    /// (payload bytes delivered in order to the application, wire bytes received) per
+    /// flow. A UDP packet's payload is its size less the IP and UDP headers.
     fn flow_bytes(&self) -> FlowBytes {
         let mut v: FlowBytes = self
             .tcp
             .iter()
-            .map(|f| {
-                (
-                    f.receiver.stats.bytes_delivered,
-                    f.receiver.stats.bytes_received,
-                )
-            })
+            .map(|f| (f.bytes_delivered(), f.wire_received()))
             .collect();
-        v.extend(
-            self.udp
-                .iter()
-                .map(|u| (u.bytes_received, u.bytes_received)),
-        );
+        v.extend(self.udp.iter().map(|u| {
+            let packets = u.bytes_received / u64::from(u.packet_size);
+            let payload = u.packet_size.saturating_sub(UDP_IP_HEADER_BYTES);
+            (packets * u64::from(payload), u.bytes_received)
+        }));
         v
+    }
+
+    /// `(protocol, group)` of flow `i`.
+    fn group_key(&self, i: usize) -> (&'static str, u32) {
+        match self.tcp.get(i) {
+            Some(f) => ("tcp", f.group),
+            None => ("udp", self.udp_groups[i - self.tcp.len()]),
+        }
     }
 
     fn stats_tick(&mut self) {
         let now = self.sched.now();
         let t = now as f64 / NS_PER_SEC as f64;
         let iv_s = self.stats_interval_ns as f64 / NS_PER_SEC as f64;
+        let mbps = |bytes: u64| bytes as f64 * 8.0 / iv_s / 1e6;
         let bytes = self.flow_bytes();
+        // Per-group sums, in first-seen (flow-id) order: TCP groups, then UDP groups.
+        let mut groups: Vec<((&'static str, u32), u32, u64, u64)> = Vec::new();
         for (i, (&(d, r), &(d0, r0))) in bytes.iter().zip(self.last_tick_bytes.iter()).enumerate() {
-            self.series.flow_t.push(t);
-            self.series.flow_id.push(i as u32);
-            self.series
-                .flow_goodput
-                .push((d - d0) as f64 * 8.0 / iv_s / 1e6);
-            self.series
-                .flow_throughput
-                .push((r - r0) as f64 * 8.0 / iv_s / 1e6);
+            let c = self.counters[i];
+            let (drops0, marks0) = self.last_tick_signals[i];
+            let s = &mut self.series;
+            s.flow_t.push(t);
+            s.flow_id.push(i as u32);
+            s.flow_goodput.push(mbps(d - d0));
+            s.flow_throughput.push(mbps(r - r0));
+            s.flow_bytes.push(d);
+            s.flow_drops.push(c.dropped - drops0);
+            s.flow_marks.push(c.marked - marks0);
+            self.last_tick_signals[i] = (c.dropped, c.marked);
+            let key = self.group_key(i);
+            let started = match self.tcp.get(i) {
+                Some(f) => f.first_start_ns <= now,
+                None => self.udp[i - self.tcp.len()].start_ns <= now,
+            };
+            match groups.last_mut() {
+                Some(g) if g.0 == key => {
+                    g.1 += u32::from(started);
+                    g.2 += d - d0;
+                    g.3 += r - r0;
+                }
+                _ => groups.push((key, u32::from(started), d - d0, r - r0)),
+            }
+        }
+        for ((protocol, group), active, d, r) in groups {
+            let s = &mut self.series;
+            s.group_t.push(t);
+            s.group_protocol.push(protocol);
+            s.group_id.push(group);
+            s.group_active.push(active);
+            s.group_goodput.push(mbps(d));
+            s.group_throughput.push(mbps(r));
+        }
+        // Paper 003 §4.3: Jain's index of the bytes each bulk TCP flow has delivered
+        // since the last one entered (finite transfers come and go: not counted).
+        if self.convergence_flows.len() >= 2 && now > self.last_tcp_start_ns {
+            let flows = &self.convergence_flows;
+            let base = self
+                .convergence_base
+                .get_or_insert_with(|| flows.iter().map(|&i| bytes[i].0).collect());
+            let since: Vec<f64> = flows
+                .iter()
+                .zip(base.iter())
+                .map(|(&i, b0)| (bytes[i].0 - b0) as f64)
+                .collect();
+            let jain = if since.iter().sum::<f64>() > 0.0 {
+                jain_index(&since)
+            } else {
+                f64::NAN
+            };
+            self.series.convergence_t.push(t);
+            self.series.convergence_jain.push(jain);
         }
         self.last_tick_bytes = bytes;
         for (i, f) in self.tcp.iter().enumerate() {
@@ -1349,34 +1665,39 @@ impl World {
             }
         }
         let link = &mut self.links[self.bottleneck as usize];
+        if let Some(tr) = self.qdisc_trace.as_mut() {
+            link.qdisc.state(now, &mut tr.buf);
+            tr.commit(now);
+        }
         let snap = link.stats.snapshot();
         let st = &mut link.stats;
-        self.series.q_t.push(t);
-        self.series.q_pkts.push(link.qdisc.len_packets() as u64);
-        self.series.q_bytes.push(link.qdisc.len_bytes());
-        self.series.q_sojourn_mean.push(if st.iv_departures > 0 {
+        let has = st.iv_departures > 0;
+        let departed = snap.bytes_departed - self.last_tick_departed;
+        let s = &mut self.series;
+        s.q_t.push(t);
+        s.q_pkts.push(link.qdisc.len_packets() as u64);
+        s.q_bytes.push(link.qdisc.len_bytes());
+        let ms = |ns: u64| if has { ns as f64 / 1e6 } else { f64::NAN };
+        s.q_sojourn_mean.push(if has {
             st.iv_sojourn_sum_ns as f64 / st.iv_departures as f64 / 1e6
         } else {
             f64::NAN
         });
-        self.series.q_sojourn_max.push(if st.iv_departures > 0 {
-            st.iv_sojourn_max_ns as f64 / 1e6
-        } else {
-            f64::NAN
-        });
-        self.series
-            .q_arrivals
+        s.q_sojourn_max.push(ms(st.iv_sojourn_max_ns));
+        s.q_sojourn_min.push(ms(st.iv_sojourn_min_ns));
+        s.q_departed_bytes.push(departed);
+        s.q_utilisation
+            .push(departed as f64 * 8.0 / (link.rate_bps as f64 * iv_s));
+        s.q_arrivals
             .push(snap.arrivals - self.last_tick_queue.arrivals);
-        self.series
-            .q_drops
-            .push(snap.drops - self.last_tick_queue.drops);
-        self.series
-            .q_marks
-            .push(snap.marks - self.last_tick_queue.marks);
+        s.q_drops.push(snap.drops - self.last_tick_queue.drops);
+        s.q_marks.push(snap.marks - self.last_tick_queue.marks);
         st.iv_sojourn_sum_ns = 0;
         st.iv_sojourn_max_ns = 0;
+        st.iv_sojourn_min_ns = u64::MAX;
         st.iv_departures = 0;
         self.last_tick_queue = snap;
+        self.last_tick_departed = snap.bytes_departed;
         if now + self.stats_interval_ns <= self.duration_ns {
             self.sched
                 .at(now + self.stats_interval_ns, Event::StatsTick);
@@ -1407,6 +1728,16 @@ impl World {
     /// Summarise the run (`wall_s`: the wall-clock seconds it took).
     pub fn finish(&self, wall_s: f64) -> RunOutput {
         let window_s = (self.measure_end_ns - self.measure_start_ns) as f64 / NS_PER_SEC as f64;
+        // Finished transfers, then those still running at the end, by start then flow.
+        let mut transfers = self.transfers.clone();
+        transfers.extend(
+            self.tcp
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.awaiting_end && f.start_ns < self.duration_ns)
+                .map(|(i, f)| f.transfer_row(i as u32)),
+        );
+        transfers.sort_by_key(|t| (t.start_ns, t.flow, t.index));
         let n_tcp = self.tcp.len();
         let mut flows = Vec::with_capacity(self.counters.len());
         for i in 0..self.counters.len() {
@@ -1423,19 +1754,23 @@ impl World {
                     protocol: "tcp".into(),
                     algorithm: self.cc_names[i].into(),
                     base_rtt_ms: f.base_rtt_ns as f64 / 1e6,
+                    start_s: f.first_start_ns as f64 / NS_PER_SEC as f64,
+                    size_bytes: transfers
+                        .iter()
+                        .find(|t| t.flow == i as u32 && t.index == 0)
+                        .map(|t| t.size_bytes),
                     goodput_mbps: goodput,
                     throughput_mbps: throughput,
-                    bytes_delivered: f.receiver.stats.bytes_delivered,
-                    packets_sent: f.sender.stats.packets_sent,
-                    retransmits: f.sender.stats.retransmits,
-                    timeouts: f.sender.stats.timeouts,
+                    bytes_delivered: f.bytes_delivered(),
+                    packets_sent: f.packets_sent(),
+                    retransmits: f.retransmits(),
+                    timeouts: f.timeouts(),
                     drops: c.dropped,
                     marks: c.marked,
-                    fct_s: f
-                        .receiver
-                        .stats
-                        .completed_ns
-                        .map(|t| (t - f.start_ns) as f64 / NS_PER_SEC as f64),
+                    fct_s: transfers
+                        .iter()
+                        .find(|t| t.flow == i as u32 && t.index == 0)
+                        .and_then(Transfer::fct_s),
                 }
             } else {
                 let u = &self.udp[i - n_tcp];
@@ -1448,6 +1783,8 @@ impl World {
                         crate::scenario::UdpPattern::Poisson => "poisson".into(),
                     },
                     base_rtt_ms: self.udp_base_rtt_ns[i - n_tcp] as f64 / 1e6,
+                    start_s: u.start_ns as f64 / NS_PER_SEC as f64,
+                    size_bytes: None,
                     goodput_mbps: goodput,
                     throughput_mbps: throughput,
                     bytes_delivered: u.bytes_received,
@@ -1499,6 +1836,7 @@ impl World {
             sojourn_p90_ms: pct(0.9),
             sojourn_p99_ms: pct(0.99),
             utilisation,
+            bytes_departed: q1.bytes_departed - q0.bytes_departed,
         };
         let tcp_goodputs: Vec<f64> = flows
             .iter()
@@ -1510,6 +1848,19 @@ impl World {
         } else {
             jain_index(&tcp_goodputs)
         };
+        let groups = group_summaries(&flows);
+        let s = &self.series;
+        let convergence_time_s = s
+            .convergence_t
+            .iter()
+            .zip(&s.convergence_jain)
+            .find(|(_, &j)| j >= 0.95)
+            .map(|(&t, _)| t - self.last_tcp_start_ns as f64 / NS_PER_SEC as f64);
+        let in_window: Vec<&Transfer> = transfers
+            .iter()
+            .filter(|t| (self.measure_start_ns..self.measure_end_ns).contains(&t.start_ns))
+            .collect();
+        let fct = (!transfers.is_empty()).then(|| fct_summary(&in_window));
         let summary = Summary {
             ccsim_version: crate::VERSION.into(),
             seed: self.seed,
@@ -1522,9 +1873,14 @@ impl World {
             bottleneck_packets: bl.stats.departures,
             wall_s,
             flows,
+            groups,
             bottleneck,
+            convergence_time_s,
+            fct,
         };
-        let tables = self.tables(&summary, hist);
+        let mut tables = self.tables(&summary, hist);
+        tables.push(transfers_table(&transfers));
+        tables.extend(self.trace_tables());
         RunOutput { summary, tables }
     }
 
@@ -1534,7 +1890,20 @@ impl World {
             .with("time_s", Column::F64(s.flow_t.clone()))
             .with("flow_id", Column::U32(s.flow_id.clone()))
             .with("goodput_mbps", Column::F64(s.flow_goodput.clone()))
-            .with("throughput_mbps", Column::F64(s.flow_throughput.clone()));
+            .with("throughput_mbps", Column::F64(s.flow_throughput.clone()))
+            .with("bytes_delivered", Column::U64(s.flow_bytes.clone()))
+            .with("drops", Column::U64(s.flow_drops.clone()))
+            .with("marks", Column::U64(s.flow_marks.clone()));
+        let group_series = Table::new("group_series")
+            .with("time_s", Column::F64(s.group_t.clone()))
+            .with(
+                "protocol",
+                Column::Str(s.group_protocol.iter().map(|p| (*p).to_owned()).collect()),
+            )
+            .with("group", Column::U32(s.group_id.clone()))
+            .with("flows_started", Column::U32(s.group_active.clone()))
+            .with("goodput_mbps", Column::F64(s.group_goodput.clone()))
+            .with("throughput_mbps", Column::F64(s.group_throughput.clone()));
         let cc_trace = Table::new("cc_trace")
             .with("time_s", Column::F64(s.cc_t.clone()))
             .with("flow_id", Column::U32(s.cc_id.clone()))
@@ -1550,6 +1919,9 @@ impl World {
             .with("qlen_bytes", Column::U64(s.q_bytes.clone()))
             .with("sojourn_mean_ms", Column::F64(s.q_sojourn_mean.clone()))
             .with("sojourn_max_ms", Column::F64(s.q_sojourn_max.clone()))
+            .with("sojourn_min_ms", Column::F64(s.q_sojourn_min.clone()))
+            .with("departed_bytes", Column::U64(s.q_departed_bytes.clone()))
+            .with("utilisation", Column::F64(s.q_utilisation.clone()))
             .with("arrivals", Column::U64(s.q_arrivals.clone()))
             .with("drops", Column::U64(s.q_drops.clone()))
             .with("marks", Column::U64(s.q_marks.clone()));
@@ -1588,6 +1960,8 @@ impl World {
                 Column::Str(f.iter().map(|x| x.algorithm.clone()).collect()),
             )
             .with("base_rtt_ms", f64s(|x| x.base_rtt_ms))
+            .with("start_s", f64s(|x| x.start_s))
+            .with("size_bytes", u64s(|x| x.size_bytes.unwrap_or(0)))
             .with("goodput_mbps", f64s(|x| x.goodput_mbps))
             .with("throughput_mbps", f64s(|x| x.throughput_mbps))
             .with("bytes_delivered", u64s(|x| x.bytes_delivered))
@@ -1650,7 +2024,7 @@ impl World {
         let (mut rt, mut rid, mut rcause, mut rbefore, mut rafter) =
             (vec![], vec![], vec![], vec![], vec![]);
         for (i, f) in self.tcp.iter().enumerate() {
-            for r in &f.sender.reductions {
+            for r in f.past_reductions.iter().chain(&f.sender.reductions) {
                 rt.push(r.time_ns as f64 / NS_PER_SEC as f64);
                 rid.push(i as u32);
                 rcause.push(
@@ -1673,6 +2047,7 @@ impl World {
             .with("ssthresh_after_pkts", Column::F64(rafter));
         vec![
             flow_series,
+            group_series,
             cc_trace,
             cc_vars,
             cc_reductions,
@@ -1682,6 +2057,136 @@ impl World {
             conservation,
             queues,
         ]
+    }
+}
+
+impl World {
+    /// The opt-in traces' tables (`qdisc_state`, `rtt_samples`, `queue_events`), each
+    /// present (possibly empty) whatever the options, so every run has the same tables.
+    fn trace_tables(&self) -> Vec<Table> {
+        let mut rtts = RttSamples::default();
+        for (i, f) in self.tcp.iter().enumerate() {
+            rtts.extend(i as u32, &f.past_rtts);
+            if let Some(log) = &f.sender.rtt_log {
+                rtts.extend(i as u32, log);
+            }
+        }
+        vec![
+            self.qdisc_trace.as_ref().map_or_else(
+                || QdiscStateTrace::default().table(),
+                QdiscStateTrace::table,
+            ),
+            rtts.table(),
+            self.queue_events
+                .as_ref()
+                .map_or_else(|| QueueEvents::default().table(), QueueEvents::table),
+        ]
+    }
+}
+
+/// Names of every table a run produces, in the order `RunOutput::tables` lists them.
+pub const TABLE_NAMES: [&str; 14] = [
+    "flow_series",
+    "group_series",
+    "cc_trace",
+    "cc_vars",
+    "cc_reductions",
+    "queue_series",
+    "sojourn_cdf",
+    "flows",
+    "flow_packets",
+    "queues",
+    "transfers",
+    "qdisc_state",
+    "rtt_samples",
+    "queue_events",
+];
+
+/// Per-group goodput and share, TCP groups first (flows are in that order).
+fn group_summaries(flows: &[FlowSummary]) -> Vec<GroupSummary> {
+    let total: f64 = flows.iter().map(|f| f.goodput_mbps).sum();
+    let mut out: Vec<GroupSummary> = Vec::new();
+    for f in flows {
+        match out.last_mut() {
+            Some(g) if g.protocol == f.protocol && g.group == f.group => {
+                g.flows += 1;
+                g.goodput_mbps += f.goodput_mbps;
+                g.throughput_mbps += f.throughput_mbps;
+            }
+            _ => out.push(GroupSummary {
+                protocol: f.protocol.clone(),
+                group: f.group,
+                flows: 1,
+                goodput_mbps: f.goodput_mbps,
+                throughput_mbps: f.throughput_mbps,
+                share: 0.0,
+            }),
+        }
+    }
+    for g in &mut out {
+        g.share = if total > 0.0 {
+            g.goodput_mbps / total
+        } else {
+            0.0
+        };
+    }
+    out
+}
+
+/// Quantile `q` of sorted values by linear interpolation between order statistics
+/// (numpy's default method).
+fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    let h = (n - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(n - 1);
+    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
+fn fct_stats(transfers: &[&Transfer]) -> FctStats {
+    let mut fcts: Vec<f64> = transfers.iter().filter_map(|t| t.fct_s()).collect();
+    fcts.sort_by(f64::total_cmp);
+    FctStats {
+        size_min_bytes: transfers.iter().map(|t| t.size_bytes).min().unwrap_or(0),
+        size_max_bytes: transfers.iter().map(|t| t.size_bytes).max().unwrap_or(0),
+        transfers: transfers.len() as u64,
+        completed: fcts.len() as u64,
+        mean_s: (!fcts.is_empty()).then(|| fcts.iter().sum::<f64>() / fcts.len() as f64),
+        median_s: quantile_sorted(&fcts, 0.5),
+        p99_s: quantile_sorted(&fcts, 0.99),
+    }
+}
+
+fn fct_summary(transfers: &[&Transfer]) -> FctSummary {
+    let mut sizes: Vec<u64> = transfers.iter().map(|t| t.size_bytes).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let bucket = |size: u64| -> u64 {
+        if sizes.len() <= 16 {
+            size
+        } else {
+            10u64.pow(size.max(1).ilog10())
+        }
+    };
+    let mut keys: Vec<u64> = sizes.iter().map(|&s| bucket(s)).collect();
+    keys.dedup();
+    let by_size = keys
+        .into_iter()
+        .map(|k| {
+            let members: Vec<&Transfer> = transfers
+                .iter()
+                .copied()
+                .filter(|t| bucket(t.size_bytes) == k)
+                .collect();
+            fct_stats(&members)
+        })
+        .collect();
+    FctSummary {
+        all: fct_stats(transfers),
+        by_size,
     }
 }
 

@@ -133,8 +133,15 @@ fn check(seed: u64) -> Result<(), String> {
     let fct = f64s(flows, "fct_s");
     let mut fi = 0usize;
     for g in &sc.flows {
-        for _ in 0..g.count {
-            if let Some(size) = g.size {
+        for d in &g.drawn {
+            let total: u64 = d.sizes.iter().map(|s| s.bytes).sum();
+            if delivered[fi] > total && !d.sizes.is_empty() {
+                return Err(format!(
+                    "flow {fi}: delivered {} > its transfers' {total} bytes",
+                    delivered[fi]
+                ));
+            }
+            if let [size] = d.sizes.as_slice() {
                 if delivered[fi] > size.bytes {
                     return Err(format!(
                         "flow {fi}: delivered {} > size {}",

@@ -36,6 +36,8 @@ fn run_example(count: u32) -> (QueueSummary, u64) {
     let mut sc = api::parse(&text, "toml").expect("example parses");
     assert_eq!(sc.flows.len(), 1);
     sc.flows[0].count = count;
+    let one = sc.flows[0].drawn[0].clone();
+    sc.flows[0].drawn = vec![one; count as usize];
     assert_eq!(sc.measure_start.ns, 10_000 * MS, "window starts at 10 s");
     assert!(sc.duration.ns >= 60_000 * MS);
     let out = api::run(&sc, None).expect("runs");

@@ -265,7 +265,7 @@ fn example_resolves_every_field() {
     let f = &s.flows[0];
     assert_eq!(f.count, 2);
     assert_eq!(f.cc, algo("newreno", &[]));
-    assert_eq!(f.rtt, ms(100));
+    assert!(f.drawn.iter().all(|d| d.rtt == ms(100)));
     assert!(!f.ecn);
     assert!(f.sack);
     assert!(f.delayed_ack);
@@ -273,21 +273,25 @@ fn example_resolves_every_field() {
     assert_eq!(f.mss, 1448);
     assert!(!f.pacing);
     assert_eq!(f.min_rto, ms(200));
-    assert_eq!(f.start, SimDuration { ns: 0 });
+    assert_eq!(f.drawn.len(), 2);
+    assert!(f.drawn.iter().all(|d| d.start == SimDuration { ns: 0 }));
     assert_eq!(f.stop, None);
-    assert_eq!(f.size, None);
+    assert!(f
+        .drawn
+        .iter()
+        .all(|d| d.sizes.is_empty() && d.thinks.is_empty()));
     assert!(!f.trace);
     assert_eq!(f.access_rate, None);
 
     assert_eq!(s.udp.len(), 1);
     let u = &s.udp[0];
     assert_eq!(u.count, 1);
-    assert_eq!(u.rate, DataRate { bps: 1_000_000 });
+    assert_eq!(u.drawn[0].rate, DataRate { bps: 1_000_000 });
     assert_eq!(u.pattern, UdpPattern::Poisson);
     assert_eq!(u.packet_size, ByteSize { bytes: 1500 });
-    assert_eq!(u.rtt, ms(50));
+    assert_eq!(u.drawn[0].rtt, ms(50));
     assert!(!u.ecn);
-    assert_eq!(u.start, SimDuration { ns: 0 });
+    assert_eq!(u.drawn[0].start, SimDuration { ns: 0 });
     assert_eq!(u.stop, None);
     assert_eq!(u.access_rate, None);
 }
@@ -426,7 +430,6 @@ fn every_field_explicit() {
                 ("backoff", ParamValue::Number(-2.0)),
             ],
         ),
-        rtt: ms(40),
         ecn: true,
         sack: false,
         delayed_ack: false,
@@ -434,25 +437,37 @@ fn every_field_explicit() {
         mss: 9000,
         pacing: true,
         min_rto: secs(1),
-        start: secs(5),
         stop: Some(secs(90)),
-        size: Some(ByteSize { bytes: 1_500_000 }),
+        drawn: vec![
+            TcpFlowDraw {
+                start: secs(5),
+                rtt: ms(40),
+                sizes: vec![ByteSize { bytes: 1_500_000 }],
+                thinks: vec![],
+            };
+            3
+        ],
         trace: true,
         access_rate: Some(DataRate { bps: 1_000_000_000 }),
         changes: vec![],
         ppv: None,
     };
     assert_eq!(f, &expected);
-    assert_eq!(s.flows[1].rtt, SimDuration { ns: 250_000 });
+    assert_eq!(s.flows[1].drawn[0].rtt, SimDuration { ns: 250_000 });
 
     let expected = UdpGroup {
         count: 4,
-        rate: DataRate { bps: 2_000_000 },
         pattern: UdpPattern::Cbr,
         packet_size: ByteSize { bytes: 64 },
-        rtt: ms(30),
         ecn: true,
-        start: secs(1),
+        drawn: vec![
+            UdpDraw {
+                start: secs(1),
+                rtt: ms(30),
+                rate: DataRate { bps: 2_000_000 },
+            };
+            4
+        ],
         stop: Some(secs(2)),
         access_rate: Some(DataRate { bps: 100_000_000 }),
         ppv: None,
@@ -731,7 +746,11 @@ fn wrong_types() {
         "flows[0].rtt",
         r#"expected a duration like "50ms", got 100"#,
     );
-    toml_err(&with_flow("rtt = { a = 1 }"), "flows[0].rtt", "got a table");
+    toml_err(
+        &with_flow("rtt = { a = 1 }"),
+        "flows[0].rtt",
+        "unknown distribution \"a\" (expected one of: uniform, exponential, normal, choice, cdf",
+    );
     toml_err(
         &with_flow("size = 1000"),
         "flows[0].size",

@@ -266,6 +266,62 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 }
 
 /// ccsim's simulator core (Rust).
+/// Every table a run produces, in order (the one list Python's output and sweeps use).
+#[pyfunction]
+fn table_names() -> Vec<&'static str> {
+    ccsim_core::sim::TABLE_NAMES.to_vec()
+}
+
+/// A throughput-value function from a preset name or `[[rate_bps, value], ...]` points.
+fn tvf_from_py(spec: &Bound<'_, PyAny>) -> PyResult<ccsim_core::ppv::tvf::Tvf> {
+    use ccsim_core::ppv::tvf::{Tvf, PRESETS};
+    if let Ok(name) = spec.extract::<String>() {
+        return Tvf::preset(&name.trim().to_lowercase()).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown value function {name:?} (known: {})",
+                PRESETS.join(", ")
+            ))
+        });
+    }
+    let points: Vec<(f64, f64)> = spec.extract().map_err(|_| {
+        PyValueError::new_err(
+            "expected a value function name like \"gold\" or [[rate_bps, value], ...] points",
+        )
+    })?;
+    Tvf::from_points(&points).map_err(PyValueError::new_err)
+}
+
+/// `V(x)` of a throughput-value function at each throughput (bit/s).
+#[pyfunction]
+fn tvf_values(spec: &Bound<'_, PyAny>, rates_bps: Vec<f64>) -> PyResult<Vec<f64>> {
+    let tvf = tvf_from_py(spec)?;
+    Ok(rates_bps.into_iter().map(|x| tvf.value(x)).collect())
+}
+
+/// The ideal PPV allocation of `capacity_bps` among `classes` = `[(spec, flows), ...]`:
+/// `(congestion threshold value, [per-flow bit/s of each class])`.
+#[pyfunction]
+fn tvf_ideal_shares(
+    classes: Vec<(Bound<'_, PyAny>, u32)>,
+    capacity_bps: f64,
+) -> PyResult<(f64, Vec<f64>)> {
+    if !(capacity_bps.is_finite() && capacity_bps > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "capacity_bps: expected a positive number, got {capacity_bps}"
+        )));
+    }
+    let tvfs = classes
+        .iter()
+        .map(|(spec, _)| tvf_from_py(spec))
+        .collect::<PyResult<Vec<_>>>()?;
+    let pairs: Vec<_> = tvfs
+        .iter()
+        .zip(&classes)
+        .map(|(t, (_, n))| (t, *n))
+        .collect();
+    Ok(ccsim_core::ppv::tvf::ideal_shares(&pairs, capacity_bps))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
@@ -274,6 +330,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(duration_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(table_names, m)?)?;
+    m.add_function(wrap_pyfunction!(tvf_values, m)?)?;
+    m.add_function(wrap_pyfunction!(tvf_ideal_shares, m)?)?;
     m.add("__version__", ccsim_core::VERSION)?;
     Ok(())
 }

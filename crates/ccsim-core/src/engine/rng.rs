@@ -19,6 +19,8 @@ pub enum StreamKind {
     Marker = 4,
     /// A congestion controller's own draws (CDG's probabilistic backoff).
     Cc = 5,
+    /// Per-flow scenario values drawn from distributions (`scenario::dist`).
+    Scenario = 6,
 }
 
 /// SplitMix64's output function: the seed mixer of the streams, also a cheap
@@ -63,6 +65,14 @@ impl SimRng {
     #[inline]
     pub fn exponential(&mut self, mean: f64) -> f64 {
         -mean * self.uniform_open0().ln()
+    }
+
+    /// A standard normal draw (Box-Muller; one uniform pair per draw, so the stream's
+    /// position does not depend on earlier draws' parity).
+    pub fn standard_normal(&mut self) -> f64 {
+        let u1 = self.uniform_open0();
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
     }
 
     #[inline]

@@ -70,6 +70,9 @@ pub struct Packet {
     pub n_sack: u8,
     /// Per Packet Value (coded), set by an edge marker; 0 when unmarked.
     pub value: u16,
+    /// TCP: the flow's connection number (closed-loop repeated transfers open a new
+    /// connection each time; a late packet of an earlier one is discarded on arrival).
+    pub conn: u32,
     /// Data: segment number. ACK: cumulative ACK (next expected segment).
     pub seq: u64,
     /// Timestamp option (RFC 7323): sender's clock and the echoed value, ns.

@@ -146,6 +146,38 @@ impl Tvf {
     }
 }
 
+/// The ideal allocation PPV aims at (paper 001 §2): the congestion threshold value `c`
+/// at which the flows' desired throughputs fill `capacity_bps`, and each class's
+/// per-flow throughput there. `classes` are `(tvf, flows)`; returns `(c, per-flow bps)`.
+/// Found by bisection on `ln c` over `[1, PV_MAX]` (every desired throughput is
+/// non-increasing in `c`); when even `c = PV_MAX` over-fills the link, that is returned.
+pub fn ideal_shares(classes: &[(&Tvf, u32)], capacity_bps: f64) -> (f64, Vec<f64>) {
+    let demand = |c: f64| -> f64 {
+        classes
+            .iter()
+            .map(|(t, n)| f64::from(*n) * t.throughput_at(c))
+            .sum()
+    };
+    if demand(1.0) <= capacity_bps {
+        // Everyone gets what its function asks for at the lowest value.
+        return (
+            1.0,
+            classes.iter().map(|(t, _)| t.throughput_at(1.0)).collect(),
+        );
+    }
+    let (mut lo, mut hi) = (0.0f64, PV_MAX.ln());
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if demand(mid.exp()) > capacity_bps {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let c = hi.exp();
+    (c, classes.iter().map(|(t, _)| t.throughput_at(c)).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +215,23 @@ mod tests {
         assert!(close(g.value(1e6), 2e6));
         assert!(close(s.value(2e7), 2.5e4));
         assert!(close(s.value(1e7), 5e4)); // right-continuous at the step
+    }
+
+    /// Paper 001 §4: 5 Gold and 5 Silver flows on 100 Mbps (region I: Silver below
+    /// 10 Mbps) share 2:1, so Gold gets 2·100/15 and Silver 100/15 Mbps per flow.
+    #[test]
+    fn ideal_shares_fill_the_link_in_the_papers_ratio() {
+        let g = Tvf::preset("gold").unwrap();
+        let s = Tvf::preset("silver").unwrap();
+        let (_, x) = ideal_shares(&[(&g, 5), (&s, 5)], 1e8);
+        assert!((x[0] - 2e8 / 15.0).abs() < 1.0, "{x:?}");
+        assert!((x[1] - 1e8 / 15.0).abs() < 1.0, "{x:?}");
+        // Region III (Silver above 10 Mbps): 1 Gold + 1 Silver on 100 Mbps share 4:1.
+        let (_, x) = ideal_shares(&[(&g, 1), (&s, 1)], 1e8);
+        assert!(
+            (x[0] - 8e7).abs() < 1.0 && (x[1] - 2e7).abs() < 1.0,
+            "{x:?}"
+        );
     }
 
     #[test]

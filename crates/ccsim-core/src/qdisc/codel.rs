@@ -349,6 +349,11 @@ impl QueueDisc for Codel {
     fn held(&self) -> Vec<PacketId> {
         self.queue.iter().copied().collect()
     }
+    fn state(&self, _now_ns: u64, out: &mut Vec<(&'static str, f64)>) {
+        out.push(("dropping", f64::from(u8::from(self.vars.dropping))));
+        out.push(("count", f64::from(self.vars.count)));
+        out.push(("ldelay_ms", self.vars.ldelay as f64 / 1e6));
+    }
 }
 
 #[cfg(test)]

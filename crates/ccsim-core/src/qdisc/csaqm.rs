@@ -240,4 +240,12 @@ impl QueueDisc for Csaqm {
     fn held(&self) -> Vec<PacketId> {
         self.queue.iter().copied().collect()
     }
+    fn state(&self, _now_ns: u64, out: &mut Vec<(&'static str, f64)>) {
+        // The congestion threshold value, coded (16-bit logarithmic) and as a packet value.
+        out.push(("ctv", f64::from(self.ctv)));
+        out.push((
+            "ctv_value",
+            crate::ppv::coding::decode(self.ctv.min(u32::from(u16::MAX)) as u16),
+        ));
+    }
 }

@@ -94,6 +94,11 @@ pub trait QueueDisc {
     }
     /// The time returned by `timer_deadline` has come.
     fn on_timer(&mut self, _ctx: &mut QdiscCtx<'_>) {}
+    /// The discipline's control state for the `qdisc_state` trace, as `(name, value)`
+    /// pairs with the unit in the name (PIE's `drop_prob` and `qdelay_ms`, CoDel's
+    /// `dropping` and `count`, ...). Called only when the trace samples it, never on the
+    /// per-packet path.
+    fn state(&self, _now_ns: u64, _out: &mut Vec<(&'static str, f64)>) {}
 }
 
 /// The disciplines ccsim knows, dispatched statically. The AQMs are boxed so that a
@@ -200,6 +205,9 @@ impl QueueDisc for Qdisc {
     }
     fn on_timer(&mut self, ctx: &mut QdiscCtx<'_>) {
         each_qdisc!(self, q => q.on_timer(ctx))
+    }
+    fn state(&self, now_ns: u64, out: &mut Vec<(&'static str, f64)>) {
+        each_qdisc!(self, q => q.state(now_ns, out))
     }
 }
 

@@ -266,6 +266,14 @@ impl PieController {
     pub fn prob(&self) -> f64 {
         self.prob
     }
+    /// The controller's state for the `qdisc_state` trace: the drop probability and the
+    /// delay estimates the last update used (RFC 8033 §4.2's `p`, `qdelay`, `qdelay_old`).
+    pub fn state(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.push(("drop_prob", self.prob));
+        out.push(("qdelay_ms", self.qdelay_ns as f64 / 1e6));
+        out.push(("qdelay_old_ms", self.qdelay_old_ns as f64 / 1e6));
+        out.push(("burst_allowance_ms", self.burst_ns as f64 / 1e6));
+    }
     /// Burst allowance left, ns.
     pub fn burst_allowance_ns(&self) -> u64 {
         self.burst_ns
@@ -886,6 +894,9 @@ impl QueueDisc for Pie {
         Some(self.ctrl.next_update_ns())
     }
 
+    fn state(&self, _now_ns: u64, out: &mut Vec<(&'static str, f64)>) {
+        self.ctrl.state(out);
+    }
     fn on_timer(&mut self, _ctx: &mut QdiscCtx<'_>) {
         self.ctrl.update(self.fifo.bytes());
     }

@@ -252,6 +252,11 @@ impl QueueDisc for PvPie {
         Some(self.ctrl.next_update_ns())
     }
 
+    fn state(&self, _now_ns: u64, out: &mut Vec<(&'static str, f64)>) {
+        self.ctrl.state(out);
+        // The coded threshold value (packets below it are dropped or marked; 65536 = all).
+        out.push(("ctv", f64::from(self.ctv)));
+    }
     fn on_timer(&mut self, ctx: &mut QdiscCtx<'_>) {
         self.ctrl.update(self.fifo.bytes());
         self.recompute_ctv(ctx.now_ns);

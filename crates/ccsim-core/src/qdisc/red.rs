@@ -420,4 +420,9 @@ impl QueueDisc for Red {
             self.max_p *= 0.9;
         }
     }
+    fn state(&self, _now_ns: u64, out: &mut Vec<(&'static str, f64)>) {
+        // In the configured unit (bytes or packets), like `min_th`/`max_th`.
+        out.push(("avg_queue", self.avg));
+        out.push(("max_p", self.max_p));
+    }
 }

@@ -353,6 +353,31 @@ impl QueueDisc for Shaped {
     fn on_timer(&mut self, ctx: &mut QdiscCtx<'_>) {
         self.inner.on_timer(ctx);
     }
+    fn state(&self, now_ns: u64, out: &mut Vec<(&'static str, f64)>) {
+        let tokens = self.sustained_tokens_bytes(now_ns);
+        out.push(("sustained_tokens_bytes", tokens));
+        let peak_bps = match (&self.mac, &self.peak) {
+            (Some(m), _) => m.peak_bps,
+            (None, Some(p)) => {
+                let dt = now_ns.saturating_sub(self.last_ns);
+                out.push(("peak_tokens_bytes", p.at(dt) as f64 / UNITS_PER_BYTE as f64));
+                Some(p.rate_bps)
+            }
+            (None, None) => None,
+        };
+        // The rate the shaper lets through now: the peak rate while the sustained bucket
+        // holds a full-size packet's tokens, the sustained rate once it is spent.
+        let sustained_bps = match &self.mac {
+            Some(m) => m.rate_bps,
+            None => self.sustained.rate_bps,
+        };
+        let rate = match peak_bps {
+            Some(p) if tokens >= 1500.0 => p,
+            _ => sustained_bps,
+        };
+        out.push(("rate_mbps", rate as f64 / 1e6));
+        self.inner.state(now_ns, out);
+    }
 }
 
 /// `DocsisLink`'s fixed MAP processing time (`MAP_PROCESSING_TIME`, 650 µs): the MAP

@@ -3,16 +3,21 @@
 //! OWNED BY THE SCENARIO HELPER: parsing, unit handling, validation and errors live
 //! here. The engine consumes only the public types below (keep their shapes).
 
+pub mod dist;
 mod lit;
 mod raw;
 pub mod units;
 
 use std::collections::BTreeMap;
 
+use dist::RawDist;
 use lit::Given;
 use raw::{RawAlgo, RawBottleneck, RawFlow, RawMeasure, RawScenario, RawUdp, Table};
+
+use crate::engine::rng::{stream, SimRng, StreamKind};
 use units::fmt_duration;
 
+pub use dist::Dist;
 pub use units::{ByteSize, DataRate, QueueLimit, SimDuration};
 
 /// A user-input error: `path` is the key path (`flows[1].rtt`), `message` says what was
@@ -135,8 +140,6 @@ pub struct TcpFlowGroup {
     pub count: u32,
     /// Congestion control (default `newreno`).
     pub cc: AlgoSpec,
-    /// Base two-way propagation delay (serialisation comes on top).
-    pub rtt: SimDuration,
     /// Negotiate ECN (default false).
     pub ecn: bool,
     /// Use SACK (default true).
@@ -151,12 +154,11 @@ pub struct TcpFlowGroup {
     pub pacing: bool,
     /// Minimum retransmission timeout (> 0, default 200ms).
     pub min_rto: SimDuration,
-    /// Start time (< scenario duration, default 0).
-    pub start: SimDuration,
-    /// Stop time (> start); `None` = run to the end.
+    /// Stop time (after every flow's start); `None` = run to the end.
     pub stop: Option<SimDuration>,
-    /// Finite transfer size; `None` = bulk (greedy) sender.
-    pub size: Option<ByteSize>,
+    /// Each flow's own values (start, RTT, transfer sizes), drawn when the scenario was
+    /// read; `count` entries.
+    pub drawn: Vec<TcpFlowDraw>,
     /// Record a per-flow trace (default false).
     pub trace: bool,
     /// Rate of these flows' access links (default: the bottleneck's `access_rate`).
@@ -165,6 +167,29 @@ pub struct TcpFlowGroup {
     pub changes: Vec<ParamChange>,
     /// Packet-value marking of the group's data packets.
     pub ppv: Option<PpvSpec>,
+}
+
+/// One TCP flow's values, fixed or drawn from the group's distributions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpFlowDraw {
+    /// Start time (< scenario duration).
+    pub start: SimDuration,
+    /// Base two-way propagation delay (serialisation comes on top).
+    pub rtt: SimDuration,
+    /// Sizes of the flow's transfers, one per transfer (`repeat.times` of them, else
+    /// one); empty for a bulk (greedy) sender.
+    pub sizes: Vec<ByteSize>,
+    /// Think time before each transfer after the first (`sizes.len() - 1` entries).
+    pub thinks: Vec<SimDuration>,
+}
+
+/// One UDP source's values, fixed or drawn from the group's distributions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UdpDraw {
+    pub start: SimDuration,
+    pub rtt: SimDuration,
+    /// Mean sending rate (> 0).
+    pub rate: DataRate,
 }
 
 /// UDP traffic pattern.
@@ -181,24 +206,52 @@ pub enum UdpPattern {
 pub struct UdpGroup {
     /// Number of identical sources (>= 1, default 1).
     pub count: u32,
-    /// Mean sending rate (> 0).
-    pub rate: DataRate,
     /// Traffic pattern (default cbr).
     pub pattern: UdpPattern,
     /// Size of each packet on the wire.
     pub packet_size: ByteSize,
-    /// Base two-way propagation delay.
-    pub rtt: SimDuration,
     /// Send ECT(0) packets (a non-responsive ECN-capable source).
     pub ecn: bool,
-    /// Start time (< scenario duration, default 0).
-    pub start: SimDuration,
-    /// Stop time (> start); `None` = run to the end.
+    /// Each source's start, RTT and rate; `count` entries.
+    pub drawn: Vec<UdpDraw>,
+    /// Stop time (after every source's start); `None` = run to the end.
     pub stop: Option<SimDuration>,
     /// Rate of these sources' access links (default: the bottleneck's `access_rate`).
     pub access_rate: Option<DataRate>,
     /// Packet-value marking of the group's packets.
     pub ppv: Option<PpvSpec>,
+}
+
+/// When the bottleneck discipline's control state is recorded (`qdisc_state` table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QdiscStateMode {
+    /// Not at all.
+    Off,
+    /// At every `stats_interval` (the default).
+    Interval,
+    /// At every stats interval and after every timer-driven update of the discipline
+    /// (PIE's and PVPIE's every `tupdate`, CSAQM's `t_update`, a shaper's MAP).
+    Updates,
+}
+
+/// `[trace]`: which optional recorders run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceSpec {
+    pub qdisc_state: QdiscStateMode,
+    /// Every drop and mark at the bottleneck (`queue_events`).
+    pub queue_events: bool,
+    /// Every RTT sample of the flows with `trace = true` (`rtt_samples`).
+    pub rtt_samples: bool,
+}
+
+impl Default for TraceSpec {
+    fn default() -> Self {
+        TraceSpec {
+            qdisc_state: QdiscStateMode::Interval,
+            queue_events: false,
+            rtt_samples: false,
+        }
+    }
 }
 
 /// A whole scenario, validated.
@@ -220,6 +273,8 @@ pub struct Scenario {
     pub flows: Vec<TcpFlowGroup>,
     /// UDP source groups, in file order.
     pub udp: Vec<UdpGroup>,
+    /// Optional recorders.
+    pub trace: TraceSpec,
 }
 
 impl Scenario {
@@ -461,43 +516,6 @@ fn default_queue() -> AlgoSpec {
     }
 }
 
-/// Resolve `start`/`stop` of a traffic group: start < duration, stop > start.
-fn start_stop(
-    start: Option<&Given<SimDuration>>,
-    stop: Option<&Given<SimDuration>>,
-    duration: SimDuration,
-    prefix: &str,
-) -> Result<(SimDuration, Option<SimDuration>), ScenarioError> {
-    let start_value = start.map_or(SimDuration::default(), |g| g.value);
-    if let Some(g) = start {
-        if g.value >= duration {
-            return Err(error(
-                join(prefix, "start"),
-                format!(
-                    "must be before the end of the run ({}), got {}",
-                    fmt_duration(duration),
-                    g.text
-                ),
-            ));
-        }
-    }
-    let stop_value = match stop {
-        None => None,
-        Some(g) if g.value <= start_value => {
-            return Err(error(
-                join(prefix, "stop"),
-                format!(
-                    "must be after the start ({}), got {}",
-                    fmt_duration(start_value),
-                    g.text
-                ),
-            ))
-        }
-        Some(g) => Some(g.value),
-    };
-    Ok((start_value, stop_value))
-}
-
 fn resolve_measure(
     measure: Option<&RawMeasure>,
     duration: SimDuration,
@@ -622,31 +640,272 @@ fn check_at(
     Ok(())
 }
 
+/// A group's start as written: a value or distribution per flow, or a gap after the
+/// previous flow's start (flows in id order: TCP groups, then UDP groups, in file order).
+enum StartSpec {
+    Each(Dist),
+    AfterPrevious(Dist),
+    /// Open-loop arrivals: the starts are already drawn.
+    Drawn,
+}
+
+/// Which drawn field a stream belongs to: each group's each field has its own stream.
+#[derive(Clone, Copy)]
+enum Field {
+    Start = 0,
+    Rtt = 1,
+    Size = 2,
+    Rate = 3,
+    Arrivals = 4,
+    Think = 5,
+}
+
+/// The random stream of one field of one group (`udp`: a `[[udp]]` group).
+fn value_stream(seed: u64, udp: bool, group: usize, field: Field) -> SimRng {
+    let index = (u64::from(udp) << 48) | ((group as u64) << 8) | field as u64;
+    stream(seed, StreamKind::Scenario, index)
+}
+
+/// A drawn duration in whole nanoseconds.
+fn draw_ns(d: &Dist, rng: &mut SimRng) -> u64 {
+    d.sample(rng).round().max(0.0) as u64
+}
+
+fn start_spec(raw: Option<&RawDist<SimDuration>>, path: &str) -> Result<StartSpec, ScenarioError> {
+    Ok(match raw {
+        None => StartSpec::Each(Dist::Fixed(0.0)),
+        Some(RawDist::AfterPrevious(gap)) => {
+            let gap_path = join(path, "after_previous");
+            if matches!(**gap, RawDist::AfterPrevious(_)) {
+                return Err(error(
+                    join(&gap_path, "after_previous"),
+                    "after_previous cannot be nested",
+                ));
+            }
+            StartSpec::AfterPrevious(gap.resolve(&gap_path)?)
+        }
+        Some(d) => StartSpec::Each(d.resolve(path)?),
+    })
+}
+
+/// Draw `count` positive durations (RTTs).
+fn draw_rtts(
+    raw: &RawDist<SimDuration>,
+    path: &str,
+    count: usize,
+    mut rng: SimRng,
+) -> Result<Vec<SimDuration>, ScenarioError> {
+    if let Some(g) = raw.fixed() {
+        let v = positive(g, path)?;
+        return Ok(vec![v; count]);
+    }
+    let d = raw.resolve(path)?;
+    (0..count)
+        .map(|k| match draw_ns(&d, &mut rng) {
+            0 => Err(error(
+                path,
+                format!("drew a zero RTT for flow {k} of the group; use a distribution of positive values"),
+            )),
+            ns => Ok(SimDuration { ns }),
+        })
+        .collect()
+}
+
+/// Open-loop arrival times in `[start, end)`.
+fn draw_arrivals(
+    a: &raw::RawArrivals,
+    path: &str,
+    duration: SimDuration,
+    mut rng: SimRng,
+) -> Result<Vec<SimDuration>, ScenarioError> {
+    /// Bound on the flows one arrivals group may create (the engine's own limit is lower).
+    const MAX_ARRIVALS: usize = 10_000_000;
+    let gap = match (&a.poisson, &a.gap) {
+        (Some(_), Some(_)) => {
+            return Err(error(
+                join(path, "gap"),
+                "give either poisson or gap, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(error(
+                join(path, "poisson"),
+                "missing required key (or give gap)",
+            ))
+        }
+        (Some(rate), None) => {
+            if rate.value.0 <= 0.0 {
+                return Err(error(
+                    join(path, "poisson"),
+                    format!("expected a positive arrival rate, got {}", rate.text),
+                ));
+            }
+            Dist::Exponential {
+                mean: 1e9 / rate.value.0,
+            }
+        }
+        (None, Some(g)) => {
+            let d = g.resolve(&join(path, "gap"))?;
+            if d.mean() <= 0.0 {
+                return Err(error(
+                    join(path, "gap"),
+                    "expected gaps with a positive mean (an arrival rate of zero gaps is infinite)",
+                ));
+            }
+            d
+        }
+    };
+    let start = a.start.as_ref().map_or(0, |g| g.value.ns);
+    let end = a.end.as_ref().map_or(duration.ns, |g| g.value.ns);
+    if end > duration.ns {
+        return Err(error(
+            join(path, "end"),
+            format!(
+                "must lie inside the run (0s..{}), got {}",
+                fmt_duration(duration),
+                a.end.as_ref().map_or("", |g| g.text.as_str())
+            ),
+        ));
+    }
+    if start >= end {
+        return Err(error(
+            join(path, "start"),
+            format!(
+                "the arrival window must end after it starts, got {}..{}",
+                fmt_duration(SimDuration { ns: start }),
+                fmt_duration(SimDuration { ns: end })
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    let mut t = start;
+    loop {
+        t = t.saturating_add(draw_ns(&gap, &mut rng));
+        if t >= end {
+            break;
+        }
+        if out.len() == MAX_ARRIVALS {
+            return Err(error(
+                path,
+                format!("more than {MAX_ARRIVALS} arrivals in the window; lower the rate"),
+            ));
+        }
+        out.push(SimDuration { ns: t });
+    }
+    Ok(out)
+}
+
 fn resolve_flow(
     f: RawFlow,
     i: usize,
     duration: SimDuration,
-) -> Result<TcpFlowGroup, ScenarioError> {
+    seed: u64,
+) -> Result<(TcpFlowGroup, StartSpec), ScenarioError> {
     let prefix = format!("flows[{i}]");
-    let rtt = positive(&f.rtt, join(&prefix, "rtt"))?;
     let min_rto = match &f.min_rto {
         Some(g) => positive(g, join(&prefix, "min_rto"))?,
         None => SimDuration { ns: 200_000_000 },
     };
-    let (start, stop) = start_stop(f.start.as_ref(), f.stop.as_ref(), duration, &prefix)?;
-    let size = match f.size {
-        Some(g) if g.value.bytes == 0 => {
-            return Err(error(
-                join(&prefix, "size"),
-                format!(
-                    "expected a positive size like \"1500B\" or \"1.5MB\", got {}",
-                    g.text
-                ),
-            ))
+    let (count, arrivals, start) = match &f.arrivals {
+        None => (
+            f.count.as_ref().map_or(1, |g| g.value.0 as usize),
+            None,
+            start_spec(f.start.as_ref(), &join(&prefix, "start"))?,
+        ),
+        Some(Table(a)) => {
+            if f.count.is_some() {
+                return Err(error(
+                    join(&prefix, "count"),
+                    "give either count or arrivals, not both (arrivals decide the count)",
+                ));
+            }
+            if f.start.is_some() {
+                return Err(error(
+                    join(&prefix, "start"),
+                    "give either start or arrivals, not both (arrivals decide the starts)",
+                ));
+            }
+            let path = join(&prefix, "arrivals");
+            let times = draw_arrivals(
+                a,
+                &path,
+                duration,
+                value_stream(seed, false, i, Field::Arrivals),
+            )?;
+            (times.len(), Some(times), StartSpec::Drawn)
         }
-        Some(g) => Some(g.value),
-        None => None,
     };
+    let rtts = draw_rtts(
+        &f.rtt,
+        &join(&prefix, "rtt"),
+        count,
+        value_stream(seed, false, i, Field::Rtt),
+    )?;
+    let times = match &f.repeat {
+        None => 1,
+        Some(Table(r)) => {
+            if f.size.is_none() {
+                return Err(error(
+                    join(&prefix, "repeat"),
+                    "repeated transfers need a finite size (add size = \"75KB\")",
+                ));
+            }
+            r.times.value.0 as usize
+        }
+    };
+    let sizes = match &f.size {
+        None => vec![Vec::new(); count],
+        Some(raw) => {
+            let path = join(&prefix, "size");
+            let d = match raw.fixed() {
+                Some(g) if g.value.bytes == 0 => {
+                    return Err(error(
+                        path,
+                        format!(
+                            "expected a positive size like \"1500B\" or \"1.5MB\", got {}",
+                            g.text
+                        ),
+                    ))
+                }
+                _ => raw.resolve(&path)?,
+            };
+            let mut rng = value_stream(seed, false, i, Field::Size);
+            // Whole bytes, at least one: a transfer of zero bytes has no completion.
+            (0..count)
+                .map(|_| {
+                    (0..times)
+                        .map(|_| ByteSize {
+                            bytes: (d.sample(&mut rng).ceil() as u64).max(1),
+                        })
+                        .collect()
+                })
+                .collect()
+        }
+    };
+    let thinks: Vec<Vec<SimDuration>> = match f.repeat.as_ref().and_then(|r| r.0.think.as_ref()) {
+        None => vec![vec![SimDuration::default(); times - 1]; count],
+        Some(raw) => {
+            let d = raw.resolve(&join(&prefix, "repeat.think"))?;
+            let mut rng = value_stream(seed, false, i, Field::Think);
+            (0..count)
+                .map(|_| {
+                    (1..times)
+                        .map(|_| SimDuration {
+                            ns: draw_ns(&d, &mut rng),
+                        })
+                        .collect()
+                })
+                .collect()
+        }
+    };
+    let drawn = (0..count)
+        .map(|k| TcpFlowDraw {
+            start: arrivals.as_ref().map_or(SimDuration::default(), |t| t[k]),
+            rtt: rtts[k],
+            sizes: sizes[k].clone(),
+            thinks: thinks[k].clone(),
+        })
+        .collect();
     let flag = |g: Option<Given<raw::Flag>>, default: bool| g.map_or(default, |g| g.value.0);
     let mut changes = Vec::new();
     for (k, c) in f
@@ -663,8 +922,8 @@ fn resolve_flow(
         });
     }
     changes.sort_by_key(|c| c.at);
-    Ok(TcpFlowGroup {
-        count: f.count.map_or(1, |g| g.value.0 as u32),
+    let group = TcpFlowGroup {
+        count: count as u32,
         cc: f.cc.map_or_else(
             || AlgoSpec {
                 kind: "newreno".to_owned(),
@@ -672,7 +931,6 @@ fn resolve_flow(
             },
             |RawAlgo(a)| a,
         ),
-        rtt,
         ecn: flag(f.ecn, false),
         sack: flag(f.sack, true),
         delayed_ack: flag(f.delayed_ack, true),
@@ -680,9 +938,8 @@ fn resolve_flow(
         mss: f.mss.map_or(1448, |g| g.value.0 as u32),
         pacing: flag(f.pacing, false),
         min_rto,
-        start,
-        stop,
-        size,
+        stop: f.stop.map(|g| g.value),
+        drawn,
         trace: flag(f.trace, false),
         access_rate: f.access_rate.map(|g| g.value),
         changes,
@@ -690,12 +947,37 @@ fn resolve_flow(
             .ppv
             .map(|p| resolve_ppv(p, &join(&prefix, "ppv")))
             .transpose()?,
-    })
+    };
+    Ok((group, start))
 }
 
-fn resolve_udp(u: RawUdp, i: usize, duration: SimDuration) -> Result<UdpGroup, ScenarioError> {
+fn resolve_udp(u: RawUdp, i: usize, seed: u64) -> Result<(UdpGroup, StartSpec), ScenarioError> {
     let prefix = format!("udp[{i}]");
-    let rtt = positive(&u.rtt, join(&prefix, "rtt"))?;
+    let count = u.count.map_or(1, |g| g.value.0 as usize);
+    let rtts = draw_rtts(
+        &u.rtt,
+        &join(&prefix, "rtt"),
+        count,
+        value_stream(seed, true, i, Field::Rtt),
+    )?;
+    let rate = u.rate.resolve(&join(&prefix, "rate"))?;
+    let mut rng = value_stream(seed, true, i, Field::Rate);
+    let mut drawn = Vec::with_capacity(count);
+    for (k, rtt) in rtts.into_iter().enumerate() {
+        let bps = rate.sample(&mut rng).round() as u64;
+        if bps == 0 {
+            return Err(error(
+                join(&prefix, "rate"),
+                format!("drew a zero rate for source {k} of the group; use a distribution of positive rates"),
+            ));
+        }
+        drawn.push(UdpDraw {
+            start: SimDuration::default(),
+            rtt,
+            rate: DataRate { bps },
+        });
+    }
+    let start = start_spec(u.start.as_ref(), &join(&prefix, "start"))?;
     let packet_size = match u.packet_size {
         Some(g) if !(64..=9000).contains(&g.value.bytes) => {
             return Err(error(
@@ -709,22 +991,101 @@ fn resolve_udp(u: RawUdp, i: usize, duration: SimDuration) -> Result<UdpGroup, S
         Some(g) => g.value,
         None => ByteSize { bytes: 1500 },
     };
-    let (start, stop) = start_stop(u.start.as_ref(), u.stop.as_ref(), duration, &prefix)?;
-    Ok(UdpGroup {
-        count: u.count.map_or(1, |g| g.value.0 as u32),
-        rate: u.rate.value,
+    let group = UdpGroup {
+        count: count as u32,
         pattern: u.pattern.map_or(UdpPattern::Cbr, |g| g.value),
         packet_size,
-        rtt,
         ecn: u.ecn.is_some_and(|g| g.value.0),
-        start,
-        stop,
+        drawn,
+        stop: u.stop.map(|g| g.value),
         access_rate: u.access_rate.map(|g| g.value),
         ppv: u
             .ppv
             .map(|p| resolve_ppv(p, &join(&prefix, "ppv")))
             .transpose()?,
-    })
+    };
+    Ok((group, start))
+}
+
+/// One group's starts to draw: its key-path prefix, whether it is a `[[udp]]` group, its
+/// index, how its starts are given, its `stop`, and where the starts go.
+struct StartPlan<'a> {
+    prefix: String,
+    udp: bool,
+    group: usize,
+    spec: StartSpec,
+    stop: Option<SimDuration>,
+    starts: Vec<&'a mut SimDuration>,
+}
+
+/// Draw every flow's start, in flow-id order (TCP groups, then UDP groups, in file
+/// order), so `after_previous` follows the previous flow across groups. Every start must
+/// lie inside the run and before its group's `stop`.
+fn draw_starts(
+    groups: Vec<StartPlan<'_>>,
+    duration: SimDuration,
+    seed: u64,
+) -> Result<(), ScenarioError> {
+    let mut previous: Option<u64> = None;
+    for StartPlan {
+        prefix,
+        udp,
+        group,
+        spec,
+        stop,
+        starts,
+    } in groups
+    {
+        let mut rng = value_stream(seed, udp, group, Field::Start);
+        let path = join(&prefix, "start");
+        for (k, start) in starts.into_iter().enumerate() {
+            let ns = match &spec {
+                StartSpec::Drawn => start.ns,
+                StartSpec::Each(d) => draw_ns(d, &mut rng),
+                // The first flow of all has no previous one: it starts at 0 s.
+                StartSpec::AfterPrevious(gap) => {
+                    previous.map_or(0, |p| p.saturating_add(draw_ns(gap, &mut rng)))
+                }
+            };
+            let at = SimDuration { ns };
+            // A fixed value is shown as written; a drawn one says which flow drew it.
+            let fixed = matches!(spec, StartSpec::Each(Dist::Fixed(_)));
+            let shown = if fixed {
+                format!("{:?}", fmt_duration(at))
+            } else {
+                fmt_duration(at)
+            };
+            let which = if fixed {
+                String::new()
+            } else {
+                format!(" (flow {k} of the group)")
+            };
+            if ns >= duration.ns {
+                return Err(error(
+                    path,
+                    format!(
+                        "must be before the end of the run ({}), got {shown}{which}",
+                        fmt_duration(duration),
+                    ),
+                ));
+            }
+            if let Some(stop) = stop {
+                if stop.ns <= ns {
+                    return Err(error(
+                        join(&prefix, "stop"),
+                        format!(
+                            "must be after the start ({}{which}), got {:?}",
+                            fmt_duration(at),
+                            fmt_duration(stop)
+                        ),
+                    ));
+                }
+            }
+            *start = at;
+            previous = Some(ns);
+        }
+    }
+    Ok(())
 }
 
 /// Check a `ppv` value's structure; the function itself is validated when built.
@@ -818,22 +1179,76 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let (measure_start, measure_end) =
         resolve_measure(raw.measure.as_ref().map(|t| &t.0), duration)?;
     let bottleneck = resolve_bottleneck(raw.bottleneck.0, duration)?;
-    let flows = raw
+    let mut flows = Vec::new();
+    let mut flow_starts = Vec::new();
+    for (i, Table(f)) in raw
         .flows
         .map(|g| g.0)
         .unwrap_or_default()
         .into_iter()
         .enumerate()
-        .map(|(i, Table(f))| resolve_flow(f, i, duration))
-        .collect::<Result<Vec<_>, _>>()?;
-    let udp = raw
+    {
+        let (group, start) = resolve_flow(f, i, duration, seed)?;
+        flows.push(group);
+        flow_starts.push(start);
+    }
+    let mut udp = Vec::new();
+    let mut udp_starts = Vec::new();
+    for (i, Table(u)) in raw
         .udp
         .map(|g| g.0)
         .unwrap_or_default()
         .into_iter()
         .enumerate()
-        .map(|(i, Table(u))| resolve_udp(u, i, duration))
-        .collect::<Result<Vec<_>, _>>()?;
+    {
+        let (group, start) = resolve_udp(u, i, seed)?;
+        udp.push(group);
+        udp_starts.push(start);
+    }
+    let plan = flows
+        .iter_mut()
+        .zip(flow_starts)
+        .enumerate()
+        .map(|(i, (g, spec))| StartPlan {
+            prefix: format!("flows[{i}]"),
+            udp: false,
+            group: i,
+            spec,
+            stop: g.stop,
+            starts: g.drawn.iter_mut().map(|d| &mut d.start).collect(),
+        })
+        .chain(
+            udp.iter_mut()
+                .zip(udp_starts)
+                .enumerate()
+                .map(|(i, (g, spec))| StartPlan {
+                    prefix: format!("udp[{i}]"),
+                    udp: true,
+                    group: i,
+                    spec,
+                    stop: g.stop,
+                    starts: g.drawn.iter_mut().map(|d| &mut d.start).collect(),
+                }),
+        )
+        .collect();
+    draw_starts(plan, duration, seed)?;
+    let trace = match raw.trace {
+        None => TraceSpec::default(),
+        Some(Table(t)) => {
+            let rtt_samples = t.rtt_samples.is_some_and(|g| g.value.0);
+            if rtt_samples && !flows.iter().any(|g| g.trace) {
+                return Err(error(
+                    "trace.rtt_samples",
+                    "records the flows with trace = true, and no [[flows]] group has it",
+                ));
+            }
+            TraceSpec {
+                qdisc_state: t.qdisc_state.map_or(QdiscStateMode::Interval, |g| g.value),
+                queue_events: t.queue_events.is_some_and(|g| g.value.0),
+                rtt_samples,
+            }
+        }
+    };
     if flows.is_empty() && udp.is_empty() {
         return Err(error(
             "flows",
@@ -849,5 +1264,6 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         bottleneck,
         flows,
         udp,
+        trace,
     })
 }

@@ -10,9 +10,10 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use super::dist::RawDist;
 use super::lit::{mismatch, Given, Leaf, Lit};
 use super::units::{ByteSize, DataRate, SimDuration};
-use super::{AlgoSpec, ParamValue, UdpPattern};
+use super::{AlgoSpec, ParamValue, QdiscStateMode, UdpPattern};
 
 /// An integer in `MIN..=MAX`. A `MAX` of `u32::MAX` or `u64::MAX` is reported as
 /// unbounded (`an integer >= 1`) unless the value actually exceeds it.
@@ -397,6 +398,33 @@ pub(super) struct RawScenario {
     pub bottleneck: Table<RawBottleneck>,
     pub flows: Option<Groups<Table<RawFlow>>>,
     pub udp: Option<Groups<Table<RawUdp>>>,
+    pub trace: Option<Table<RawTrace>>,
+}
+
+/// `[trace]`: the opt-in recorders.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTrace {
+    pub qdisc_state: Option<Given<QdiscStateMode>>,
+    pub queue_events: Option<Given<Flag>>,
+    pub rtt_samples: Option<Given<Flag>>,
+}
+
+impl Leaf for QdiscStateMode {
+    fn expected() -> Cow<'static, str> {
+        Cow::Borrowed("\"interval\", \"updates\" or \"off\"")
+    }
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        match lit {
+            Lit::S(s) => match s.trim().to_ascii_lowercase().as_str() {
+                "interval" => Ok(QdiscStateMode::Interval),
+                "updates" => Ok(QdiscStateMode::Updates),
+                "off" => Ok(QdiscStateMode::Off),
+                _ => Err(mismatch(&Self::expected(), lit)),
+            },
+            _ => Err(mismatch(&Self::expected(), lit)),
+        }
+    }
 }
 
 /// `measure = { start = "30s", end = "60s" }`.
@@ -445,7 +473,7 @@ pub(super) struct RawShaper {
 pub(super) struct RawFlow {
     pub count: Option<Given<PosU32>>,
     pub cc: Option<RawAlgo>,
-    pub rtt: Given<SimDuration>,
+    pub rtt: RawDist<SimDuration>,
     pub ecn: Option<Given<Flag>>,
     pub sack: Option<Given<Flag>>,
     pub delayed_ack: Option<Given<Flag>>,
@@ -453,13 +481,61 @@ pub(super) struct RawFlow {
     pub mss: Option<Given<Mss>>,
     pub pacing: Option<Given<Flag>>,
     pub min_rto: Option<Given<SimDuration>>,
-    pub start: Option<Given<SimDuration>>,
+    pub start: Option<RawDist<SimDuration>>,
     pub stop: Option<Given<SimDuration>>,
-    pub size: Option<Given<ByteSize>>,
+    pub size: Option<RawDist<ByteSize>>,
     pub trace: Option<Given<Flag>>,
     pub access_rate: Option<Given<DataRate>>,
     pub changes: Option<Groups<RawChange>>,
     pub ppv: Option<RawPpv>,
+    pub arrivals: Option<Table<RawArrivals>>,
+    pub repeat: Option<Table<RawRepeat>>,
+}
+
+/// `arrivals = { poisson = "2/s", start = "10s", end = "60s" }` or `{ gap = <value or
+/// distribution>, ... }`: open-loop arrivals of the group's flows.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawArrivals {
+    pub poisson: Option<Given<PerSecond>>,
+    pub gap: Option<RawDist<SimDuration>>,
+    pub start: Option<Given<SimDuration>>,
+    pub end: Option<Given<SimDuration>>,
+}
+
+/// `repeat = { times = 20, think = "1s" }`: closed-loop repeated transfers.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRepeat {
+    pub times: Given<PosU32>,
+    pub think: Option<RawDist<SimDuration>>,
+}
+
+/// A rate of events: `"2/s"`, `"120/min"`; zero is accepted here and refused by the caller.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct PerSecond(pub f64);
+
+impl Leaf for PerSecond {
+    fn expected() -> Cow<'static, str> {
+        Cow::Borrowed("a rate of arrivals like \"2/s\" or \"30/min\"")
+    }
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        let Lit::S(s) = lit else {
+            return Err(mismatch(&Self::expected(), lit));
+        };
+        let s = s.trim();
+        let (number, per) = if let Some(n) = s.strip_suffix("/s") {
+            (n, 1.0)
+        } else if let Some(n) = s.strip_suffix("/min") {
+            (n, 60.0)
+        } else {
+            return Err(mismatch(&Self::expected(), lit));
+        };
+        match number.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(PerSecond(v / per)),
+            _ => Err(mismatch(&Self::expected(), lit)),
+        }
+    }
 }
 
 /// One `[[udp]]` group.
@@ -467,12 +543,12 @@ pub(super) struct RawFlow {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawUdp {
     pub count: Option<Given<PosU32>>,
-    pub rate: Given<DataRate>,
+    pub rate: RawDist<DataRate>,
     pub pattern: Option<Given<UdpPattern>>,
     pub packet_size: Option<Given<ByteSize>>,
-    pub rtt: Given<SimDuration>,
+    pub rtt: RawDist<SimDuration>,
     pub ecn: Option<Given<Flag>>,
-    pub start: Option<Given<SimDuration>>,
+    pub start: Option<RawDist<SimDuration>>,
     pub stop: Option<Given<SimDuration>>,
     pub access_rate: Option<Given<DataRate>>,
     pub ppv: Option<RawPpv>,

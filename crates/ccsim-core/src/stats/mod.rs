@@ -16,6 +16,8 @@ pub struct QueueStats {
     pub iv_sojourn_sum_ns: u64,
     pub iv_sojourn_max_ns: u64,
     pub iv_departures: u64,
+    /// `u64::MAX` while the interval has had no departure.
+    pub iv_sojourn_min_ns: u64,
     /// Boxed: cold, and large enough to push hot link fields out of cache.
     pub hist: Option<Box<Histogram<u64>>>,
     pub drops: u64,
@@ -37,6 +39,7 @@ impl QueueStats {
             iv_sojourn_sum_ns: 0,
             iv_sojourn_max_ns: 0,
             iv_departures: 0,
+            iv_sojourn_min_ns: u64::MAX,
             win_sojourn_sum_ns: 0,
             win_departures: 0,
             hist: with_histogram.then(|| {
@@ -54,6 +57,7 @@ impl QueueStats {
         self.bytes_departed += bytes as u64;
         self.iv_sojourn_sum_ns += sojourn_ns;
         self.iv_sojourn_max_ns = self.iv_sojourn_max_ns.max(sojourn_ns);
+        self.iv_sojourn_min_ns = self.iv_sojourn_min_ns.min(sojourn_ns);
         self.iv_departures += 1;
         if in_window {
             if let Some(h) = self.hist.as_mut() {

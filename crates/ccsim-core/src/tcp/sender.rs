@@ -123,6 +123,8 @@ pub struct TcpSender {
     /// Record every reduction in `reductions` (flows with `trace = true`).
     pub trace_reductions: bool,
     pub reductions: Vec<Reduction>,
+    /// `(time, rtt)` of every RTT sample, ns, when recorded (`trace.rtt_samples`).
+    pub rtt_log: Option<Vec<(u64, u64)>>,
 }
 
 /// Flags of one ACK (subset of Linux `FLAG_*`).
@@ -197,6 +199,7 @@ impl TcpSender {
             stats: SenderStats::default(),
             trace_reductions: false,
             reductions: Vec::new(),
+            rtt_log: None,
         }
     }
 
@@ -558,6 +561,9 @@ impl TcpSender {
             ca_rtt = seq_rtt;
         }
         if let Some(r) = seq_rtt {
+            if let Some(log) = self.rtt_log.as_mut() {
+                log.push((now, r));
+            }
             self.rtt.sample(r, self.tp.snd_una, self.tp.snd_nxt);
             self.rto_ns = self.rtt.rto_ns();
         }

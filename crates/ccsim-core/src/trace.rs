@@ -1,0 +1,183 @@
+//! Recorders of what the papers' figures plot beyond the per-interval series: the
+//! bottleneck discipline's control state (`qdisc_state`), every RTT sample of traced
+//! flows (`rtt_samples`), every drop and mark at the bottleneck (`queue_events`) and one
+//! row per finite transfer (`transfers`).
+//!
+//! Each is a plain column store that `World` fills at a few fixed points (a stats tick, a
+//! discipline's timer, a drop or mark at the bottleneck, an RTT sample, a transfer's
+//! end); the opt-in ones are `None` in `World` when off, so they cost one branch.
+
+use crate::engine::NS_PER_SEC;
+use crate::results::{Column, Table};
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / NS_PER_SEC as f64
+}
+
+/// `qdisc_state`: `(time, queue, name, value)` rows.
+#[derive(Debug, Default)]
+pub struct QdiscStateTrace {
+    t: Vec<f64>,
+    name: Vec<&'static str>,
+    value: Vec<f64>,
+    /// Scratch buffer the discipline writes its pairs into.
+    pub buf: Vec<(&'static str, f64)>,
+}
+
+impl QdiscStateTrace {
+    /// Append the pairs in `buf` (then emptied) as rows at `now_ns`.
+    pub fn commit(&mut self, now_ns: u64) {
+        let t = secs(now_ns);
+        for (name, value) in self.buf.drain(..) {
+            self.t.push(t);
+            self.name.push(name);
+            self.value.push(value);
+        }
+    }
+
+    pub fn table(&self) -> Table {
+        Table::new("qdisc_state")
+            .with("time_s", Column::F64(self.t.clone()))
+            .with(
+                "queue",
+                Column::Str(vec!["bottleneck".to_owned(); self.t.len()]),
+            )
+            .with(
+                "name",
+                Column::Str(self.name.iter().map(|s| (*s).to_owned()).collect()),
+            )
+            .with("value", Column::F64(self.value.clone()))
+    }
+}
+
+/// `rtt_samples`: every RTT sample a traced sender took (Linux `tcp_ack_update_rtt`'s
+/// `seq_rtt`, the one that feeds SRTT).
+#[derive(Debug, Default)]
+pub struct RttSamples {
+    t: Vec<f64>,
+    flow: Vec<u32>,
+    rtt_ms: Vec<f64>,
+}
+
+impl RttSamples {
+    pub fn extend(&mut self, flow: u32, samples: &[(u64, u64)]) {
+        for &(at, rtt) in samples {
+            self.t.push(secs(at));
+            self.flow.push(flow);
+            self.rtt_ms.push(rtt as f64 / 1e6);
+        }
+    }
+
+    /// The table, rows sorted by time (then flow), as a stable sort of the per-flow runs.
+    pub fn table(&self) -> Table {
+        let mut order: Vec<usize> = (0..self.t.len()).collect();
+        order.sort_by(|&a, &b| self.t[a].total_cmp(&self.t[b]));
+        Table::new("rtt_samples")
+            .with(
+                "time_s",
+                Column::F64(order.iter().map(|&i| self.t[i]).collect()),
+            )
+            .with(
+                "flow_id",
+                Column::U32(order.iter().map(|&i| self.flow[i]).collect()),
+            )
+            .with(
+                "rtt_ms",
+                Column::F64(order.iter().map(|&i| self.rtt_ms[i]).collect()),
+            )
+    }
+}
+
+/// `queue_events`: a congestion signal at the bottleneck.
+#[derive(Debug, Default)]
+pub struct QueueEvents {
+    t: Vec<f64>,
+    flow: Vec<u32>,
+    mark: Vec<bool>,
+    qlen_pkts: Vec<u64>,
+    qlen_bytes: Vec<u64>,
+    sojourn_ms: Vec<f64>,
+}
+
+impl QueueEvents {
+    /// A drop or mark of a packet of `flow` that waited `sojourn_ns`, with the queue
+    /// holding `qlen_pkts`/`qlen_bytes` after the discipline acted.
+    pub fn push(
+        &mut self,
+        now_ns: u64,
+        flow: u32,
+        mark: bool,
+        qlen_pkts: u64,
+        qlen_bytes: u64,
+        sojourn_ns: u64,
+    ) {
+        self.t.push(secs(now_ns));
+        self.flow.push(flow);
+        self.mark.push(mark);
+        self.qlen_pkts.push(qlen_pkts);
+        self.qlen_bytes.push(qlen_bytes);
+        self.sojourn_ms.push(sojourn_ns as f64 / 1e6);
+    }
+
+    pub fn table(&self) -> Table {
+        Table::new("queue_events")
+            .with("time_s", Column::F64(self.t.clone()))
+            .with("flow_id", Column::U32(self.flow.clone()))
+            .with(
+                "event",
+                Column::Str(
+                    self.mark
+                        .iter()
+                        .map(|&m| if m { "mark" } else { "drop" }.to_owned())
+                        .collect(),
+                ),
+            )
+            .with("qlen_pkts", Column::U64(self.qlen_pkts.clone()))
+            .with("qlen_bytes", Column::U64(self.qlen_bytes.clone()))
+            .with("sojourn_ms", Column::F64(self.sojourn_ms.clone()))
+    }
+}
+
+/// One finite transfer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Transfer {
+    pub flow: u32,
+    pub group: u32,
+    /// Index of the transfer within its flow (closed-loop repeats count up from 0).
+    pub index: u32,
+    pub size_bytes: u64,
+    pub start_ns: u64,
+    /// When the receiver had every byte; `None` if the run ended first.
+    pub end_ns: Option<u64>,
+    pub retransmits: u64,
+    pub timeouts: u64,
+}
+
+impl Transfer {
+    /// Flow completion time, seconds.
+    pub fn fct_s(&self) -> Option<f64> {
+        self.end_ns.map(|e| secs(e - self.start_ns))
+    }
+}
+
+/// `transfers`: one row per finite transfer, ordered by start time then flow.
+pub fn transfers_table(rows: &[Transfer]) -> Table {
+    let col_f = |f: &dyn Fn(&Transfer) -> f64| Column::F64(rows.iter().map(f).collect());
+    let col_u = |f: &dyn Fn(&Transfer) -> u64| Column::U64(rows.iter().map(f).collect());
+    Table::new("transfers")
+        .with(
+            "flow_id",
+            Column::U32(rows.iter().map(|r| r.flow).collect()),
+        )
+        .with("group", Column::U32(rows.iter().map(|r| r.group).collect()))
+        .with(
+            "transfer",
+            Column::U32(rows.iter().map(|r| r.index).collect()),
+        )
+        .with("size_bytes", col_u(&|r| r.size_bytes))
+        .with("start_s", col_f(&|r| secs(r.start_ns)))
+        .with("end_s", col_f(&|r| r.end_ns.map_or(f64::NAN, secs)))
+        .with("fct_s", col_f(&|r| r.fct_s().unwrap_or(f64::NAN)))
+        .with("retransmits", col_u(&|r| r.retransmits))
+        .with("timeouts", col_u(&|r| r.timeouts))
+}
