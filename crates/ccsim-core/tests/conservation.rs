@@ -50,6 +50,16 @@ fn random_scenario(seed: u64) -> String {
             0 => String::new(),
             _ => format!("size = \"{}KB\"\n", g.range(1, (rate_mbps * 120).min(4000))),
         };
+        // Closed-loop repeats (a new connection per transfer) on some finite groups.
+        let size = if !size.is_empty() && g.next().is_multiple_of(2) {
+            format!(
+                "{size}repeat = {{ times = {}, think = {{ exponential = \"{}ms\" }} }}\n",
+                g.range(2, 5),
+                g.range(1, 500)
+            )
+        } else {
+            size
+        };
         s += &format!(
             "[[flows]]\ncount = {count}\nrtt = \"{rtt}ms\"\nsack = {sack}\ndelayed_ack = {delack}\ninitial_window = {iw}\necn = {ecn}\npacing = {pacing}\nstart = \"{start}ms\"\n{size}"
         );
