@@ -8,8 +8,10 @@ runs and runs into Arrow tables, Parquet files, plots and a command-line interfa
 >>> result.summary["flows"][0]["goodput_mbps"]                # doctest: +SKIP
 >>> result.tables["flow_series"].to_pandas()                  # doctest: +SKIP
 >>> ccsim.sweep("examples/sweeps/newreno_buffer.toml", "out/nb")  # doctest: +SKIP
+>>> ccsim.ppv.ideal_shares({"gold": 5, "silver": 5}, "100Mbps")  # doctest: +SKIP
 """
 
+from ccsim import ppv
 from ccsim._core import ScenarioError
 from ccsim._core import version as _core_version
 from ccsim.api import run, validate
@@ -25,6 +27,7 @@ __all__ = [
     "SweepError",
     "SweepReport",
     "__version__",
+    "ppv",
     "run",
     "sweep",
     "validate",
