@@ -11,8 +11,16 @@ Plot types:
 
 - ``lines``: y against a parameter x, one line per value of ``series``; points are the
   ``statistic`` (mean) over the runs sharing x and series, error bars the standard
-  deviation when there are several (``errorbars = false`` to hide).
-- ``timeseries``: y against time (x = ``time_s`` of a per-run ``table``), mean over runs.
+  deviation when there are several (``errorbars = "minmax"`` spans the smallest and
+  largest run instead; ``false`` hides them).
+- ``timeseries``: y against time (x = ``time_s`` of a per-run ``table``), mean over runs;
+  ``series_summary = { statistic, from, to, format }`` adds each line's statistic over
+  that x range to its legend label.
+
+Every type: ``panels = "<column>"`` draws one panel per value of that column (its
+``title`` formats the value: ``"G = {}"``); ``series_label`` is a format (``"β = {}"``)
+or a table of labels by value; a ``where`` value may be a list (any of them);
+``xticks`` places the x ticks.
 - ``cdf``: the empirical CDF of column x per series, or, with ``y`` (such as the
   ``sojourn_cdf`` table's ``cdf``), the given curve of every run.
 - ``bars``: the statistic of y per category x, grouped by series.
@@ -34,6 +42,7 @@ import pyarrow as pa
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
 PLOT_TYPES = ("lines", "timeseries", "cdf", "bars")
 PLOT_KEYS = (
@@ -56,7 +65,12 @@ PLOT_KEYS = (
     "ylim",
     "models",
     "legend",
+    "panels",
+    "xticks",
+    "series_summary",
 )
+ERRORBARS = (True, False, "std", "minmax")
+SUMMARY_KEYS = ("statistic", "from", "to", "format")
 MODEL_KEYS = ("model", "args", "label")
 _STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
     "mean": np.mean,
@@ -122,9 +136,31 @@ def check_plot(
                 raise ValueError(f"{key}: {spec[key]!r} is not a result column or axis")
     for key in ("where",):
         if key in spec and not (
-            isinstance(spec[key], Mapping) and all(k in columns for k in spec[key])
+            isinstance(spec[key], Mapping)
+            and all(k in columns or "table" in spec for k in spec[key])
         ):
             raise ValueError(f"{key}: expected a table of axis = value")
+    if "panels" in spec and not (
+        isinstance(spec["panels"], str) and (spec["panels"] in columns or "table" in spec)
+    ):
+        raise ValueError(f"panels: {spec['panels']!r} is not a result column or axis")
+    if spec.get("errorbars", True) not in ERRORBARS:
+        raise ValueError('errorbars: expected true, false, "std" or "minmax"')
+    label = spec.get("series_label")
+    if label is not None and not isinstance(label, (str, Mapping)):
+        raise ValueError('series_label: a format ("β = {}") or a table of labels by value')
+    ticks = spec.get("xticks")
+    if ticks is not None and not (isinstance(ticks, list) and all(_is_number(v) for v in ticks)):
+        raise ValueError("xticks: expected a list of numbers")
+    summary = spec.get("series_summary")
+    if summary is not None:
+        if kind != "timeseries" or not isinstance(summary, Mapping):
+            raise ValueError("series_summary: a table, on timeseries plots")
+        bad = sorted(set(summary) - set(SUMMARY_KEYS))
+        if bad:
+            raise ValueError(f"series_summary.{bad[0]}: unknown key")
+        if summary.get("statistic", "mean") not in _STATISTICS:
+            raise ValueError(f"series_summary.statistic: expected one of {', '.join(_STATISTICS)}")
     if spec.get("statistic", "mean") not in _STATISTICS:
         raise ValueError(f"statistic: expected one of {', '.join(_STATISTICS)}")
     for key in ("xlim", "ylim"):
@@ -160,8 +196,15 @@ def _is_number(value: Any) -> bool:
 
 
 def _select(rows: pa.Table, where: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """The rows matching ``where`` (axis = value, or = [values]: any of them)."""
     columns = {name: rows.column(name).to_pylist() for name in rows.column_names}
-    keep = [all(_same(columns[k][i], v) for k, v in where.items()) for i in range(rows.num_rows)]
+
+    def match(a: Any, wanted: Any) -> bool:
+        if isinstance(wanted, list):
+            return any(_same(a, w) for w in wanted)
+        return _same(a, wanted)
+
+    keep = [all(match(columns[k][i], v) for k, v in where.items()) for i in range(rows.num_rows)]
     return {
         name: [v for v, k in zip(values, keep, strict=True) if k]
         for name, values in columns.items()
@@ -182,7 +225,37 @@ def _series_label(spec: Mapping[str, Any], value: Any) -> str | None:
     if value is None:
         return None
     fmt = spec.get("series_label")
+    if isinstance(fmt, Mapping):  # labels by value; TOML keys are strings
+        for key, label in fmt.items():
+            if key == str(value) or (_is_number(value) and _is_float(key, value)):
+                return str(label)
+        return f"{spec['series']} = {value}"
     return fmt.format(value) if fmt else f"{spec['series']} = {value}"
+
+
+def _is_float(text: str, value: float) -> bool:
+    try:
+        return _same(float(text), value)
+    except ValueError:
+        return False
+
+
+def split_panels(panel: Panel) -> list[Panel]:
+    """One panel per value of the spec's ``panels`` column (in order), each selecting its
+    value and formatting it into its title; a spec without ``panels`` stays one panel."""
+    spec = panel.spec
+    column = spec.get("panels")
+    if column is None:
+        return [panel]
+    data = _select(panel.rows, spec.get("where", {}))
+    out = []
+    for value in _order(data[column]):
+        sub = {k: v for k, v in spec.items() if k != "panels"}
+        sub["where"] = {**spec.get("where", {}), column: value}
+        if "title" in spec:
+            sub["title"] = spec["title"].format(value)
+        out.append(Panel(sub, panel.rows, panel.curves, panel.markers))
+    return out
 
 
 def _grouped(
@@ -209,7 +282,16 @@ def _draw_lines(ax: Axes, panel: Panel) -> None:
         points = sorted(groups[line].items())
         px = np.array([float(x) for x, _ in points])
         py = np.array([stat(np.array(v)) for _, v in points])
-        err = np.array([np.std(v) for _, v in points])
+        err: np.ndarray
+        if spec.get("errorbars", True) == "minmax":  # from the smallest to the largest run
+            err = np.array(
+                [
+                    [y - min(v) for (_, v), y in zip(points, py, strict=True)],
+                    [max(v) - y for (_, v), y in zip(points, py, strict=True)],
+                ]
+            )
+        else:
+            err = np.array([np.std(v) for _, v in points])
         label = _series_label(spec, line) or spec["y"]
         if spec.get("errorbars", True) and err.any():
             ax.errorbar(px, py, yerr=err, fmt="o-", color=colour, ms=4, capsize=3, label=label)
@@ -242,15 +324,19 @@ def _curve_args(curve: Curve, spec: Mapping[str, Any], x: float, line: Any) -> d
 def _draw_timeseries(ax: Axes, panel: Panel) -> None:
     spec = panel.spec
     data = _select(panel.rows, spec.get("where", {}))
+    summary = spec.get("series_summary")
     for i, line in enumerate(_order(groups := _grouped(data, spec, spec["y"]))):
         points = sorted(groups[line].items())
-        ax.plot(
-            [float(t) for t, _ in points],
-            [np.mean(v) for _, v in points],
-            color=f"C{i}",
-            lw=1.2,
-            label=_series_label(spec, line) or spec["y"],
-        )
+        xs = np.array([float(t) for t, _ in points])
+        ys = np.array([np.mean(v) for _, v in points])
+        label = _series_label(spec, line) or spec["y"]
+        if summary is not None:
+            low, high = summary.get("from", -np.inf), summary.get("to", np.inf)
+            inside = ys[(xs > low) & (xs <= high)]
+            if inside.size:
+                value = _STATISTICS[summary.get("statistic", "mean")](inside)
+                label += ": " + summary.get("format", "{:.3g}").format(value)
+        ax.plot(xs, ys, color=f"C{i}", lw=1.2, label=label)
 
 
 def _draw_cdf(ax: Axes, panel: Panel) -> None:
@@ -330,6 +416,9 @@ def _draw_panel(ax: Axes, panel: Panel) -> None:
     ax.set_ylabel(spec.get("ylabel", spec.get("y", "CDF")))
     if spec.get("logx"):
         ax.set_xscale("log")
+    if spec.get("xticks"):
+        ax.set_xticks(spec["xticks"], [f"{t:g}" for t in spec["xticks"]])
+        ax.xaxis.set_minor_locator(NullLocator())
     if spec.get("logy"):
         ax.set_yscale("log")
     if spec.get("ylim"):

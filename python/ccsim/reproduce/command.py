@@ -77,11 +77,14 @@ def reproduce(
         for exp in experiments:
             record = run_experiment(exp, out, options)
             verdicts = verdicts_of(record)
-            passed = sum(v.ok for v in verdicts)
+            judged = [v for v in verdicts if v.judged]
+            passed = sum(v.ok for v in judged)
             line = (
                 f"{exp.id}: {record['runs']} runs ({record['mode']}), "
-                f"{passed}/{len(verdicts)} checks within tolerance"
+                f"{passed}/{len(judged)} checks within tolerance"
             )
+            if len(judged) < len(verdicts):
+                line += f", {len(verdicts) - len(judged)} results without a paper number"
             if options.timing:
                 line += f", {record['wall_s']:.2f} s"
             total += record["wall_s"]

@@ -13,6 +13,7 @@ shipped file.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from ccsim.plots.figure import check_plot
+from ccsim.reproduce.metrics import SUMMARY_KEYS, MetricError
+from ccsim.reproduce.metrics import parse as parse_metric
 from ccsim.reproduce.models import MODELS
 from ccsim.sweep_spec import RESERVED_COLUMNS, SWEEP_KEYS, Sweep, SweepError, load_sweep
 
@@ -40,7 +43,7 @@ STATISTICS = ("mean", "median", "min", "max")
 MAIN = "main"
 
 EXPERIMENT_KEYS = ("id", "title", "status", "source", "choices", "sweep", "sweeps", "quick")
-EXPERIMENT_KEYS += ("plots", "figure", "checks")
+EXPERIMENT_KEYS += ("plots", "figure", "checks", "results", "metrics")
 SOURCE_KEYS = ("paper", "section", "figure", "caption")
 CHOICE_KEYS = ("what", "value", "why")
 FIGURE_KEYS = ("columns", "size")
@@ -52,6 +55,7 @@ CHECK_KEYS = (
     "unit",
     "source",
     "value",
+    "values",
     "model",
     "args",
     "at",
@@ -60,13 +64,22 @@ CHECK_KEYS = (
     "where",
     "per",
     "statistic",
+    "across",
     "tolerance",
     "tolerance_why",
     "reason",
     "reasons",
 )
+#: A result ccsim reports where the paper quotes no number: a check without the paper's
+#: side (no value, model or tolerance), shown without a verdict.
+RESULT_KEYS = ("quantity", "row_label", "unit", "note", "sweep", "metric", "where", "per")
+RESULT_KEYS += ("statistic", "across")
 CHECK_SOURCE_KEYS = ("section", "figure", "quote")
 REASON_KEYS = ("where", "reason")
+ACROSS_KEYS = ("axis", "statistic")
+#: ``[sweeps.<name>] from = "000:fig3"``: the sweep of another experiment, run once into
+#: that experiment's directory and read by both (``"000:fig3:<name>"`` for a named one).
+SHARED_SWEEP_KEYS = ("from",)
 
 _METRIC = re.compile(r"^(?P<column>[a-z_][a-z0-9_]*)(?:\[(?P<index>\d+)\])?$")
 #: Result columns that hold one number per run (``flow_*`` take an index: ``[0]``).
@@ -95,14 +108,18 @@ class Choice:
 class Check:
     """A number the paper states, how to get ccsim's value, and how close it must be.
 
-    ``value`` is a number the text quotes; ``model`` (with ``args``) is the paper's
+    ``value`` is a number the text quotes; ``values`` a table of them, one per group of
+    ``per`` (``((point, value), ...)``); ``model`` (with ``args``) is the paper's
     equation, evaluated for every group of ``per``. ccsim's value is ``statistic`` of
-    ``metric`` over the ok runs matching ``where`` (and the group)."""
+    ``metric`` over the ok runs matching ``where`` (and the group); with ``across =
+    (axis, statistic2)``, ``statistic2`` over the values of ``axis`` of those statistics
+    (the smallest mean over G). Without any of value, values and model it is a *result*:
+    ccsim's number shown without a verdict (``tolerance`` None)."""
 
     quantity: str
     unit: str
     source: dict[str, str]
-    tolerance: float
+    tolerance: float | None
     tolerance_why: str
     metric: str
     sweep: str = MAIN
@@ -116,10 +133,20 @@ class Check:
     row_label: str | None = None
     reason: str | None = None
     reasons: tuple[tuple[dict[str, Any], str], ...] = ()
+    values: tuple[tuple[dict[str, Any], float], ...] = ()
+    across: tuple[str, str] | None = None
+
+    @property
+    def judged(self) -> bool:
+        """A paper number to compare with (else a result without a verdict)."""
+        return self.value is not None or self.model is not None or bool(self.values)
 
     @property
     def cited(self) -> str:
-        """Where the paper says it, for the report: ``§II-A, Fig. 2: "..."``."""
+        """Where the paper says it, for the report: ``§II-A, Fig. 2: "..."``; a result's
+        note."""
+        if not self.judged:
+            return self.source.get("note", "")
         return f'§{self.source["section"]}, {self.source["figure"]}: "{self.source["quote"]}"'
 
 
@@ -136,6 +163,14 @@ class Experiment:
     figure: dict[str, Any]
     checks: tuple[Check, ...]
     path: Path
+    results: tuple[Check, ...] = ()
+    #: name -> expression text of the derived metrics (``[metrics]``)
+    metrics: dict[str, str] = field(default_factory=dict)
+    #: sweep name -> (slug of the experiment whose directory holds its store, the name
+    #: of the sweep there): the experiment itself, or the one a ``from`` names
+    owners: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: every axis name of every sweep (either mode)
+    axes: frozenset[str] = frozenset()
 
     @property
     def paper(self) -> str:
@@ -149,6 +184,14 @@ class Experiment:
     def slug(self) -> str:
         """Directory name of its output: ``003_fig2``."""
         return self.id.replace(":", "_")
+
+    def owner(self, name: str) -> tuple[str, str]:
+        """(directory slug, sweep name) of the store of sweep ``name``."""
+        return self.owners.get(name, (self.slug, name))
+
+    def parsed_metrics(self) -> dict[str, ast.expr]:
+        """The derived metrics, parsed (validated when the file was loaded)."""
+        return {n: parse_metric(e, SUMMARY_KEYS | self.axes) for n, e in self.metrics.items()}
 
     def sweep_document(self, name: str, quick: bool) -> dict[str, Any]:
         """The sweep ``name`` as a self-contained sweep document (base inlined), with the
@@ -294,7 +337,7 @@ def load_experiment(path: Path) -> Experiment:
         )
         for i, c in enumerate(w.tables(doc.get("choices", []), "choices"))
     )
-    sweeps, quick = _sweeps(doc, w)
+    sweeps, quick, owners = _sweeps(doc, w)
     exp = Experiment(
         id=expected_id,
         title=w.text(doc, "title", ""),
@@ -307,8 +350,12 @@ def load_experiment(path: Path) -> Experiment:
         figure=w.table(doc.get("figure", {}), "figure", FIGURE_KEYS),
         checks=(),
         path=path,
+        owners=owners,
     )
     expanded = {(name, q): exp.load_sweep(name, q) for name in sweeps for q in (False, True)}
+    axes = frozenset(a.name for sweep in expanded.values() for a in sweep.axes)
+    metrics = _metrics(w, doc.get("metrics", {}), axes)
+    exp = replace(exp, metrics=metrics, axes=axes)
     if not exp.plots:
         raise w.error("plots", "an experiment draws at least one [[plots]] panel")
     for i, plot in enumerate(exp.plots):
@@ -317,29 +364,100 @@ def load_experiment(path: Path) -> Experiment:
             raise w.error(f"plots[{i}].sweep", f"no sweep {name!r} (sweeps: {', '.join(sweeps)})")
         full = expanded[(name, False)]
         try:
-            check_plot(plot, _columns(full), set(full.series), set(MODELS))
+            check_plot(plot, _columns(full) | set(metrics), set(full.series), set(MODELS))
         except ValueError as exc:
             raise w.error(f"plots[{i}]", str(exc)) from exc
         for m, model in enumerate(plot.get("models", [])):
             _check_args(w, f"plots[{i}].models[{m}]", model.get("model"), model.get("args", {}))
     checks = tuple(
-        _check(w, i, c, expanded) for i, c in enumerate(w.tables(doc.get("checks", []), "checks"))
+        _check(w, f"checks[{i}]", c, expanded, set(metrics))
+        for i, c in enumerate(w.tables(doc.get("checks", []), "checks"))
     )
-    return replace(exp, checks=checks)
+    results = tuple(
+        _check(w, f"results[{i}]", c, expanded, set(metrics), result=True)
+        for i, c in enumerate(w.tables(doc.get("results", []), "results"))
+    )
+    if not checks and not results:
+        raise w.error("checks", "an experiment reports at least one [[checks]] or [[results]] row")
+    return replace(exp, checks=checks, results=results)
 
 
-def _sweeps(doc: Mapping[str, Any], w: _Where) -> tuple[dict[str, Any], dict[str, Any]]:
+def _metrics(w: _Where, raw: Any, axes: frozenset[str]) -> dict[str, str]:
+    table = w.table(raw, "metrics", tuple(raw) if isinstance(raw, Mapping) else ())
+    metrics = {}
+    for name, expression in table.items():
+        if not _METRIC.match(name) or "[" in name or name in RESERVED_COLUMNS or name in axes:
+            raise w.error(f"metrics.{name}", "a metric's name is a new column name (a-z, 0-9, _)")
+        if not isinstance(expression, str):
+            raise w.error(f"metrics.{name}", "expected an expression string")
+        try:
+            parse_metric(expression, SUMMARY_KEYS | axes)
+        except MetricError as exc:
+            raise w.error(f"metrics.{name}", str(exc)) from exc
+        metrics[name] = expression
+    return metrics
+
+
+def _sweeps(
+    doc: Mapping[str, Any], w: _Where
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, tuple[str, str]]]:
     if ("sweep" in doc) == ("sweeps" in doc):
         raise w.error("sweep", "give one [sweep] or named [sweeps.<name>] tables")
     if "sweep" in doc:
-        sweeps = {MAIN: w.table(doc["sweep"], "sweep", EXPERIMENT_SWEEP_KEYS)}
-        quick = {MAIN: w.table(doc.get("quick", {}), "quick", EXPERIMENT_SWEEP_KEYS)}
+        raw = {MAIN: doc["sweep"]}
+        quick_doc = {MAIN: doc.get("quick", {})}
+        keys = {MAIN: "sweep"}
     else:
-        named = w.table(doc["sweeps"], "sweeps", tuple(doc["sweeps"]))
-        sweeps = {n: w.table(s, f"sweeps.{n}", EXPERIMENT_SWEEP_KEYS) for n, s in named.items()}
-        quick_doc = w.table(doc.get("quick", {}), "quick", tuple(sweeps))
-        quick = {n: w.table(q, f"quick.{n}", EXPERIMENT_SWEEP_KEYS) for n, q in quick_doc.items()}
-    return sweeps, quick
+        raw = w.table(doc["sweeps"], "sweeps", tuple(doc["sweeps"]))
+        quick_doc = w.table(doc.get("quick", {}), "quick", tuple(raw))
+        keys = {n: f"sweeps.{n}" for n in raw}
+    sweeps: dict[str, Any] = {}
+    quick: dict[str, Any] = {}
+    owners: dict[str, tuple[str, str]] = {}
+    for name, table in raw.items():
+        key = keys[name]
+        if isinstance(table, Mapping) and "from" in table:
+            w.table(table, key, SHARED_SWEEP_KEYS)
+            if quick_doc.get(name):
+                raise w.error(
+                    f"quick.{name}" if key != "sweep" else "quick",
+                    "a shared sweep takes its owner's quick overrides",
+                )
+            sweeps[name], quick[name], owners[name] = _shared(w, f"{key}.from", table["from"])
+        else:
+            sweeps[name] = w.table(table, key, EXPERIMENT_SWEEP_KEYS)
+            qkey = "quick" if key == "sweep" else f"quick.{name}"
+            quick[name] = w.table(quick_doc.get(name, {}), qkey, EXPERIMENT_SWEEP_KEYS)
+    return sweeps, quick, owners
+
+
+def _shared(
+    w: _Where, key: str, ref: Any
+) -> tuple[dict[str, Any], dict[str, Any], tuple[str, str]]:
+    """The sweep ``"<paper>:<figure>[:<sweep>]"`` names, with its quick overrides, as the
+    owning file has them (a relative ``base`` made absolute), and where its store is."""
+    parts = ref.split(":") if isinstance(ref, str) else []
+    if len(parts) not in (2, 3) or not all(parts):
+        raise w.error(key, 'expected "<paper>:<figure>" or "<paper>:<figure>:<sweep>"')
+    paper, figure, name = parts[0], parts[1], parts[2] if len(parts) == 3 else MAIN
+    path = w.path.parent.parent / paper / f"{figure}.toml"
+    if path.resolve() == w.path.resolve():
+        raise w.error(key, "an experiment does not share its own sweep")
+    try:
+        owner = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise w.error(key, f"{ref!r}: no readable experiment file {path} ({exc})") from exc
+    if name == MAIN and "sweep" in owner:
+        sweep, quick = owner["sweep"], owner.get("quick", {})
+    else:
+        sweep = owner.get("sweeps", {}).get(name)
+        quick = owner.get("quick", {}).get(name, {})
+    if not isinstance(sweep, Mapping) or "from" in sweep:
+        raise w.error(key, f"{ref!r}: {path.name} has no sweep {name!r} of its own")
+    sweep = dict(sweep)
+    if isinstance(sweep.get("base"), str):
+        sweep["base"] = str((path.parent / sweep["base"]).resolve())
+    return sweep, dict(quick), (f"{paper}_{figure}", name)
 
 
 def _columns(sweep: Sweep) -> set[str]:
@@ -374,20 +492,33 @@ def _check_args(w: _Where, key: str, model: Any, args: Any) -> None:
 
 
 def _check(
-    w: _Where, i: int, raw: Mapping[str, Any], expanded: dict[tuple[str, bool], Sweep]
+    w: _Where,
+    key: str,
+    raw: Mapping[str, Any],
+    expanded: dict[tuple[str, bool], Sweep],
+    metrics: set[str],
+    result: bool = False,
 ) -> Check:
-    key = f"checks[{i}]"
-    c = w.table(raw, key, CHECK_KEYS)
-    source = w.table(c.get("source"), f"{key}.source", CHECK_SOURCE_KEYS)
-    for k in CHECK_SOURCE_KEYS:  # a quoted number always says where the paper says it
-        w.text(source, k, f"{key}.source")
-    if "tolerance" not in c:
-        raise w.error(f"{key}.tolerance", "missing: every check carries its tolerance")
-    tolerance = w.number(c["tolerance"], f"{key}.tolerance")
-    if tolerance < 0:
-        raise w.error(f"{key}.tolerance", "must be >= 0")
-    if ("value" in c) == ("model" in c):
-        raise w.error(key, "give the paper's value or its model (with args), not both")
+    """A ``[[checks]]`` row (the paper's number, its tolerance, where it says it) or, with
+    ``result``, a ``[[results]]`` row (ccsim's number alone, with an optional note)."""
+    c = w.table(raw, key, RESULT_KEYS if result else CHECK_KEYS)
+    if result:
+        note = w.text(c, "note", key, required=False)
+        source = {"note": note} if note else {}
+        tolerance: float | None = None
+    else:
+        source = w.table(c.get("source"), f"{key}.source", CHECK_SOURCE_KEYS)
+        for k in CHECK_SOURCE_KEYS:  # a quoted number always says where the paper says it
+            w.text(source, k, f"{key}.source")
+        if "tolerance" not in c:
+            raise w.error(f"{key}.tolerance", "missing: every check carries its tolerance")
+        tolerance = w.number(c["tolerance"], f"{key}.tolerance")
+        if tolerance < 0:
+            raise w.error(f"{key}.tolerance", "must be >= 0")
+        if sum(k in c for k in ("value", "values", "model")) != 1:
+            raise w.error(
+                key, "give the paper's value, a table of its values, or its model (with args)"
+            )
     sweep_name = c.get("sweep", MAIN)
     if (sweep_name, False) not in expanded:
         raise w.error(f"{key}.sweep", f"no sweep {sweep_name!r}")
@@ -396,29 +527,53 @@ def _check(
         for q in (False, True)
     }
     metric = w.text(c, "metric", key)
-    try:
-        column, index = metric_column(metric)
-    except ValueError as exc:
-        raise w.error(f"{key}.metric", str(exc)) from exc
-    if column not in NUMERIC_COLUMNS or (index is not None) != (column in LIST_COLUMNS):
-        raise w.error(f"{key}.metric", f"{metric!r} is not a numeric result column")
+    if metric not in metrics:
+        try:
+            column, index = metric_column(metric)
+        except ValueError as exc:
+            raise w.error(f"{key}.metric", str(exc)) from exc
+        if column not in NUMERIC_COLUMNS or (index is not None) != (column in LIST_COLUMNS):
+            raise w.error(
+                f"{key}.metric",
+                f"{metric!r} is neither a numeric result column nor a [metrics] name",
+            )
     per = c.get("per", [])
     if not isinstance(per, list) or any(p not in axes[False] for p in per):
         raise w.error(f"{key}.per", f"expected axis names (axes: {', '.join(axes[False])})")
     where = _selection(w, f"{key}.where", c.get("where", {}), axes)
+    values: list[tuple[dict[str, Any], float]] = []
     if "model" in c:
         args = c.get("args", {})
         _check_args(w, key, c["model"], args)
         for p, v in args.items():
             if isinstance(v, str) and v not in per:
                 raise w.error(f"{key}.args.{p}", f"column {v!r} must be one of per = {per}")
-    else:
+    elif "values" in c:
+        if not per:
+            raise w.error(f"{key}.per", "a table of values has one row per group of per")
+        for j, entry in enumerate(w.tables(c["values"], f"{key}.values")):
+            entry = w.table(entry, f"{key}.values[{j}]", (*per, "value"))
+            point = {p: entry[p] for p in per if p in entry}
+            if len(point) != len(per):
+                raise w.error(f"{key}.values[{j}]", f"give {', '.join(per)} and value")
+            _selection(w, f"{key}.values[{j}]", point, axes, quick_too=False)
+            values.append((point, w.number(entry.get("value"), f"{key}.values[{j}].value")))
+    elif "value" in c:
         w.number(c["value"], f"{key}.value")
         if per:
             raise w.error(f"{key}.per", "a quoted value is one number: select it with where")
     statistic = c.get("statistic", "mean")
     if statistic not in STATISTICS:
         raise w.error(f"{key}.statistic", f"expected one of {', '.join(STATISTICS)}")
+    across = None
+    if "across" in c:
+        a = w.table(c["across"], f"{key}.across", ACROSS_KEYS)
+        axis, stat = a.get("axis"), a.get("statistic")
+        if axis not in axes[False] or axis in per or axis in where:
+            raise w.error(f"{key}.across.axis", "expected an axis that is not in per or where")
+        if stat not in STATISTICS:
+            raise w.error(f"{key}.across.statistic", f"expected one of {', '.join(STATISTICS)}")
+        across = (axis, stat)
     at = c.get("at", {})
     if not isinstance(at, Mapping):
         raise w.error(f"{key}.at", "expected a table of axis = value (the paper's coordinates)")
@@ -438,7 +593,7 @@ def _check(
         unit=c.get("unit", ""),
         source=source,
         tolerance=tolerance,
-        tolerance_why=w.text(c, "tolerance_why", key),
+        tolerance_why="" if result else w.text(c, "tolerance_why", key),
         metric=metric,
         sweep=sweep_name,
         value=float(c["value"]) if "value" in c else None,
@@ -451,6 +606,8 @@ def _check(
         row_label=row_label,
         reason=w.text(c, "reason", key, required=False),
         reasons=tuple(reasons),
+        values=tuple(values),
+        across=across,
     )
 
 

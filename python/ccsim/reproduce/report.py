@@ -57,9 +57,18 @@ def _unit(v: Verdict) -> str:
     return f" {v.unit}" if v.unit else ""
 
 
-def _counts(record: dict[str, Any]) -> tuple[int, int]:
+def _tolerance(v: Verdict) -> str:
+    return "—" if v.tolerance is None else f"±{v.tolerance:g}"
+
+
+def _counts(record: dict[str, Any]) -> str:
+    """``passed / judged``; results without a paper number are counted apart."""
     verdicts = verdicts_of(record)
-    return sum(v.ok for v in verdicts), len(verdicts)
+    judged = [v for v in verdicts if v.judged]
+    text = f"{sum(v.ok for v in judged)} / {len(judged)}"
+    if len(judged) < len(verdicts):
+        text += f" (+{len(verdicts) - len(judged)} results without a paper number)"
+    return text
 
 
 def _md_cell(text: str) -> str:
@@ -73,9 +82,8 @@ def markdown(out: Path, recs: list[dict[str, Any]]) -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for r in recs:
-        ok, n = _counts(r)
         lines.append(
-            f"| {r['id']} | {_md_cell(r['title'])} | {r['status']} | {r['mode']} | {ok} / {n} |"
+            f"| {r['id']} | {_md_cell(r['title'])} | {r['status']} | {r['mode']} | {_counts(r)} |"
         )
     timed = [r for r in recs if r.get("timing")]
     if timed:
@@ -110,7 +118,7 @@ def markdown(out: Path, recs: list[dict[str, Any]]) -> str:
         for v in verdicts_of(r):
             lines.append(
                 f"| {_md_cell(v.quantity)} | {_number(v.paper)}{_unit(v)} | {_number(v.ccsim)} | "
-                f"{_difference(v)} | ±{v.tolerance:g} | {v.symbol} | {_md_cell(v.reason or '')} | "
+                f"{_difference(v)} | {_tolerance(v)} | {v.symbol} | {_md_cell(v.reason or '')} | "
                 f"{_md_cell(v.source)} |"
             )
         if r.get("tolerances"):
@@ -142,11 +150,10 @@ def page(recs: list[dict[str, Any]]) -> str:
         "<th>checks passed</th></tr>",
     ]
     for r in recs:
-        ok, n = _counts(r)
         anchor = e(r["_dir"])
         parts.append(
             f'<tr><td><a href="#{anchor}">{e(r["id"])}</a></td><td>{e(r["title"])}</td>'
-            f"<td>{e(r['status'])}</td><td>{e(r['mode'])}</td><td>{ok} / {n}</td></tr>"
+            f"<td>{e(r['status'])}</td><td>{e(r['mode'])}</td><td>{e(_counts(r))}</td></tr>"
         )
     parts.append("</table>")
     for r in recs:
@@ -173,10 +180,10 @@ def page(recs: list[dict[str, Any]]) -> str:
             parts.append(f"<p class=miss>{e(r['plot_error'])}</p>")
         parts.append("<table><tr>" + "".join(f"<th>{e(c)}</th>" for c in VERDICT_COLUMNS) + "</tr>")
         for v in verdicts_of(r):
-            cls = "ok" if v.ok else "miss"
+            cls = "ok" if v.ok else "miss" if v.judged else "result"
             parts.append(
                 f"<tr><td>{e(v.quantity)}</td><td>{_number(v.paper)}{e(_unit(v))}</td>"
-                f"<td>{_number(v.ccsim)}</td><td>{_difference(v)}</td><td>±{v.tolerance:g}</td>"
+                f"<td>{_number(v.ccsim)}</td><td>{_difference(v)}</td><td>{_tolerance(v)}</td>"
                 f'<td class="{cls}">{v.symbol}</td><td>{e(v.reason or "")}</td>'
                 f"<td>{e(v.source)}</td></tr>"
             )

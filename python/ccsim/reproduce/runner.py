@@ -24,8 +24,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ccsim import __version__, sweep_exec
-from ccsim.plots.figure import Curve, Marker, Panel, draw_figure
+from ccsim.plots.figure import Curve, Marker, Panel, draw_figure, split_panels
 from ccsim.reproduce.experiment import MAIN, Experiment
+from ccsim.reproduce.metrics import add_metrics
 from ccsim.reproduce.models import MODELS
 from ccsim.reproduce.verdict import Verdict, evaluate
 from ccsim.sweep_store import read_series
@@ -65,27 +66,34 @@ def run_experiment(exp: Experiment, out: Path, options: Options) -> dict[str, An
     results: dict[str, pa.Table] = {}
     stores: dict[str, str] = {}
     runs = failed = 0
+    metrics = exp.parsed_metrics()
     for name in exp.sweeps:
-        tag = _tag(name, options.quick)
+        # A shared sweep (``from``) lives in its owner's directory, so the runs are made
+        # once whichever of the experiments runs first.
+        owner, owner_name = exp.owner(name)
+        tag = _tag(owner_name, options.quick)
+        home = out / owner
+        home.mkdir(parents=True, exist_ok=True)
         # A plain sweep file, so the progress bar names the experiment and a reader can
         # rerun exactly this sweep with `ccsim sweep`.
-        sweep_file = directory / f"{exp.slug}-{tag}.sweep.json"
+        sweep_file = home / f"{owner}-{tag}.sweep.json"
         doc = exp.sweep_document(name, options.quick)
         _write_text(sweep_file, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         report = sweep_exec.sweep(
             sweep_file,
-            directory / tag,
+            home / tag,
             jobs=options.jobs,
             dask=options.dask,
             force=True,  # the experiment file changed: its old runs no longer apply
             progress=options.progress,
         )
         assert report.results is not None
-        results[name] = report.results
-        stores[name] = tag
+        results[name] = add_metrics(report.results, metrics, sorted(exp.axes))
+        stores[name] = tag if owner == exp.slug else f"../{owner}/{tag}"
         runs += report.total
         failed += report.failed
     verdicts = [v for check in exp.checks for v in evaluate(check, results[check.sweep])]
+    verdicts += [v for r in exp.results for v in evaluate(r, results[r.sweep])]
     figure, plot_error = _figure(exp, directory, results, stores)
     record = {
         "format": FORMAT,
@@ -101,6 +109,7 @@ def run_experiment(exp: Experiment, out: Path, options: Options) -> dict[str, An
         "figure": figure,
         "plot_error": plot_error,
         "choices": [c.__dict__ for c in exp.choices],
+        "metrics": exp.metrics,
         "tolerances": [
             {
                 "quantity": c.quantity,
@@ -123,7 +132,11 @@ def _figure(
 ) -> tuple[list[str], str | None]:
     """Draw the figure; a plotting error is recorded, not raised (the runs matter more)."""
     try:
-        panels = [_panel(exp, spec, directory, results, stores) for spec in exp.plots]
+        panels = [
+            panel
+            for spec in exp.plots
+            for panel in split_panels(_panel(exp, spec, directory, results, stores))
+        ]
         paths = draw_figure(
             panels,
             directory / "figure",
@@ -147,7 +160,7 @@ def _panel(
     rows = rows.filter(pc.equal(rows.column("status"), "ok"))
     if "table" in spec:  # a per-run table, with each run's axis values beside it
         axes = [c for c in rows.column_names if c in _axis_names(rows)]
-        series = read_series(directory / stores[name], spec["table"])
+        series = read_series((directory / stores[name]).resolve(), spec["table"])
         index = series.schema.get_field_index("run")  # a Hive partition: int32
         series = series.set_column(index, "run", pc.cast(series.column("run"), pa.int64()))
         rows = series.join(rows.select(["run", *axes]), "run", join_type="inner")

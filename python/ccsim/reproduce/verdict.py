@@ -22,6 +22,8 @@ from ccsim.reproduce.experiment import Check, metric_column
 from ccsim.reproduce.models import MODELS
 
 PASS, FAIL = "✅", "❌"
+#: The verdict column of a result the paper quotes no number for.
+UNJUDGED = "—"
 #: The reason of a miss that the experiment file does not explain.
 UNEXPLAINED = "not yet explained"
 NO_RESULT = "no ccsim result for this selection (its runs failed or did not run)"
@@ -29,32 +31,47 @@ NO_RESULT = "no ccsim result for this selection (its runs failed or did not run)
 
 @dataclass(frozen=True)
 class Verdict:
-    """One row of the report: the paper's value against ccsim's."""
+    """One row of the report: the paper's value against ccsim's; or, with ``paper`` and
+    ``tolerance`` None, a result of ccsim's that the paper quotes no number for (no
+    verdict: neither passed nor missed)."""
 
     quantity: str
     unit: str
-    paper: float
+    paper: float | None
     ccsim: float | None
-    tolerance: float
+    tolerance: float | None
     source: str
     reason: str | None = None  # why a miss is a miss (None when it passes)
 
     @property
+    def judged(self) -> bool:
+        return self.paper is not None
+
+    @property
     def difference(self) -> float | None:
-        return None if self.ccsim is None else self.ccsim - self.paper
+        return None if self.ccsim is None or self.paper is None else self.ccsim - self.paper
 
     @property
     def ok(self) -> bool:
         # a little slack so 0.1 + 0.2 against 0.3 with tolerance 0 still passes
         diff = self.difference
-        return diff is not None and abs(diff) <= self.tolerance + 1e-12 * max(1.0, abs(self.paper))
+        if diff is None or self.paper is None or self.tolerance is None:
+            return False
+        return abs(diff) <= self.tolerance + 1e-12 * max(1.0, abs(self.paper))
 
     @property
     def symbol(self) -> str:
+        if not self.judged:
+            return UNJUDGED
         return PASS if self.ok else FAIL
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "difference": self.difference, "ok": self.ok}
+        return {
+            **asdict(self),
+            "difference": self.difference,
+            "ok": self.ok,
+            "judged": self.judged,
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Verdict:
@@ -102,44 +119,86 @@ def _metric_values(rows: pa.Table, metric: str) -> list[float | None]:
 
 def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
     """Judge ``check`` against a sweep's result rows (failed runs left out): one verdict,
-    or one per group of ``check.per`` for a model."""
+    or one per group of ``check.per`` (for a model, or a table of values: a row the
+    sweep did not run, as in a quick mode's coarser grid, is left out). With
+    ``check.across``, each group's value is that statistic over the axis's values of the
+    per-point statistic, and the row names the axis value where it lies."""
     ok = results.filter(pc.equal(results.column("status"), "ok"))
-    columns = {name: ok.column(name).to_pylist() for name in (*check.where, *check.per)}
+    across = [check.across[0]] if check.across else []
+    columns = {name: ok.column(name).to_pylist() for name in (*check.where, *check.per, *across)}
     metric = _metric_values(ok, check.metric)
-    groups: dict[tuple[Any, ...], list[float]] = {}
+    groups: dict[tuple[Any, ...], dict[Any, list[float]]] = {}
     for i, value in enumerate(metric):
         if not all(_same(columns[k][i], v) for k, v in check.where.items()):
             continue
         key = tuple(columns[p][i] for p in check.per)
-        bucket = groups.setdefault(key, [])
+        point = columns[across[0]][i] if across else None
+        bucket = groups.setdefault(key, {}).setdefault(point, [])
         if value is not None:
             bucket.append(float(value))
-    if not check.per and not groups:
-        groups[()] = []
+    if check.values:  # the paper's table: its rows, in its order
+        per_columns = [results.column(p).to_pylist() for p in check.per]
+        ran = set(zip(*per_columns, strict=True))  # every point the sweep ran, ok or not
+        keys = [_find(ran, tuple(point[p] for p in check.per)) for point, _ in check.values]
+        rows = [
+            (key, paper)
+            for key, (_, paper) in zip(keys, check.values, strict=True)
+            if key is not None
+        ]
+    else:
+        if not check.per and not groups:
+            groups[()] = {}
+        rows = [(key, None) for key in sorted(groups)]
     verdicts = []
-    for key in sorted(groups):
+    for key, quoted in rows:
         point = dict(zip(check.per, key, strict=True))
-        values = groups[key]
-        ccsim = float(_STATISTICS[check.statistic](values)) if values else None
+        ccsim, where = _value(check, groups.get(key, {}))
+        paper: float | None
         if check.model is not None:
             args = {p: point[v] if isinstance(v, str) else v for p, v in check.args.items()}
             paper = MODELS[check.model].function(**args)
+        elif check.values:
+            paper = quoted
         else:
-            assert check.value is not None
             paper = check.value
         quantity = check.row_label.format(**point) if check.row_label else check.quantity
+        if where is not None:
+            quantity += f" (at {check.across[0]} = {where:g})"  # type: ignore[index]
+        if paper is None:  # a result: ccsim's number, no verdict
+            verdicts.append(Verdict(quantity, check.unit, None, ccsim, None, check.cited))
+            continue
         verdicts.append(
             judge(
                 quantity,
                 paper,
                 ccsim,
-                check.tolerance,
+                check.tolerance if check.tolerance is not None else 0.0,
                 unit=check.unit,
                 source=check.cited,
                 reason=_reason(check, point),
             )
         )
     return verdicts
+
+
+def _find(keys: set[tuple[Any, ...]], wanted: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    return next((k for k in keys if all(_same(a, b) for a, b in zip(k, wanted, strict=True))), None)
+
+
+def _value(check: Check, points: Mapping[Any, list[float]]) -> tuple[float | None, Any]:
+    """ccsim's value of one group: the statistic over its runs, or with ``across`` the
+    across statistic of the per-point statistics, and the axis value where it lies."""
+    stat = _STATISTICS[check.statistic]
+    per_point = {p: float(stat(v)) for p, v in points.items() if v}
+    if not per_point:
+        return None, None
+    if check.across is None:
+        return per_point[None], None
+    chosen = float(_STATISTICS[check.across[1]](list(per_point.values())))
+    if check.across[1] in ("min", "max"):
+        where = next(p for p, v in sorted(per_point.items()) if v == chosen)
+        return chosen, where
+    return chosen, None
 
 
 def _reason(check: Check, point: Mapping[str, Any]) -> str | None:
