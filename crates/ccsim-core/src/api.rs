@@ -3,18 +3,7 @@
 use crate::results::RunOutput;
 use crate::scenario::{Scenario, ScenarioError};
 
-/// Called with the fraction of simulated time done, about every 1% of the run.
-pub type ProgressFn<'a> = &'a mut dyn FnMut(f64);
-
-pub use crate::sim::{FlowState, ParamUpdate};
-
-/// An external controller: every `interval_ns` of simulated time `callback` sees the state
-/// of every TCP flow and returns parameter changes for their congestion controllers (how
-/// a deadline-aware controller retunes CDG's G while a transfer runs).
-pub struct Control<'a> {
-    pub interval_ns: u64,
-    pub callback: &'a mut dyn FnMut(&[FlowState]) -> Vec<ParamUpdate>,
-}
+pub use crate::sim::{Control, FlowState, ParamUpdate, ProgressFn};
 
 /// [`run`] with an external controller.
 pub fn run_controlled(

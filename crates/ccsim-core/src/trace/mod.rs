@@ -7,6 +7,12 @@
 //! discipline's timer, a drop or mark at the bottleneck, an RTT sample, a transfer's
 //! end); the opt-in ones are `None` in `World` when off, so they cost one branch.
 
+mod series;
+mod summary;
+
+pub(crate) use series::Series;
+pub use summary::TABLE_NAMES;
+
 use crate::engine::NS_PER_SEC;
 use crate::results::{Column, Table};
 

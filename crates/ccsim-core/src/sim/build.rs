@@ -1,0 +1,578 @@
+//! From a scenario to a [`World`]: the dumbbell's links and queues, the hosts on their
+//! access links, the TCP and UDP endpoints with their drawn values, the PPV markers, and
+//! the scheduled changes and first events.
+
+use super::world::*;
+use crate::cc::{self, CongestionControl};
+use crate::engine::rng::{stream, SimRng, StreamKind};
+use crate::engine::{serialisation_ns, Event, Scheduler};
+use crate::net::link::{DelayLine, Link};
+use crate::net::packet::{PacketPool, TCP_IP_HEADER_BYTES};
+use crate::net::topology::Topology;
+use crate::ppv::marker::{Marker, MarkerParams};
+use crate::ppv::tvf::Tvf;
+use crate::qdisc::{self, shaper, LinkInfo, QueueDisc};
+use crate::scenario::{
+    AlgoSpec, ParamValue, PpvScope, QdiscStateMode, Scenario, ScenarioError, TvfSpec,
+};
+use crate::stats::{QueueSnapshot, QueueStats};
+use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
+use crate::tcp::sender::TcpSender;
+use crate::tcp::TcpConfig;
+use crate::trace::{QdiscStateTrace, QueueEvents, Series};
+use crate::udp::UdpSource;
+
+/// Default access-link rate as a multiple of the bottleneck rate.
+const ACCESS_RATE_FACTOR: u64 = 10;
+/// The reverse (ACK) path's DropTail limit: ample, so it never drops.
+const REVERSE_QUEUE_PACKETS: u64 = 100_000;
+
+/// Build the dumbbell a scenario describes.
+pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
+    let b = &sc.bottleneck;
+    let rate = b.rate.bps;
+    // A scenario edited after parsing must keep one set of values per flow.
+    let counts = sc.flows.iter().map(|g| (g.count, g.drawn.len(), "flows"));
+    let counts = counts.chain(sc.udp.iter().map(|g| (g.count, g.drawn.len(), "udp")));
+    for (i, (count, drawn, kind)) in counts.enumerate() {
+        if count as usize != drawn {
+            return Err(ScenarioError::new(
+                format!(
+                    "{kind}[{}].count",
+                    if kind == "udp" { i - sc.flows.len() } else { i }
+                ),
+                format!("{count} flows but values drawn for {drawn}"),
+            ));
+        }
+    }
+    let n_tcp: usize = sc.flows.iter().map(|g| g.count as usize).sum();
+    let n_udp: usize = sc.udp.iter().map(|g| g.count as usize).sum();
+    // Events name links and flows by 28-bit indices (`Event::MAX_INDEX`); each host
+    // brings four access links.
+    let max_hosts = (Event::MAX_INDEX as usize - 2) / 4;
+    if n_tcp + n_udp > max_hosts {
+        return Err(ScenarioError::new(
+            "flows",
+            format!(
+                "{} flows in all; at most {max_hosts} are supported",
+                n_tcp + n_udp
+            ),
+        ));
+    }
+    let max_rtt_ns = sc
+        .flows
+        .iter()
+        .flat_map(|g| g.drawn.iter().map(|d| d.rtt.ns))
+        .chain(sc.udp.iter().flat_map(|g| g.drawn.iter().map(|d| d.rtt.ns)))
+        .max()
+        .unwrap_or(0);
+    let bdp_rtt_ns = b.bdp_rtt.map_or(max_rtt_ns, |d| d.ns);
+    let mtu_bytes = sc
+        .flows
+        .iter()
+        .map(|g| g.mss + TCP_IP_HEADER_BYTES)
+        .max()
+        .unwrap_or(1500);
+    let one_way_b = b.delay.ns;
+
+    let mut topo = Topology::default();
+    let left = topo.add_node("left-router");
+    let right = topo.add_node("right-router");
+    struct LinkPlan {
+        name: String,
+        rate_bps: u64,
+        delay_ns: u64,
+        queue: AlgoSpec,
+        queue_path: String,
+        stats_hist: bool,
+    }
+    let mut plans: Vec<LinkPlan> = Vec::new();
+    let ample = AlgoSpec {
+        kind: "droptail".into(),
+        params: [(
+            "limit".to_string(),
+            ParamValue::Str(format!("{REVERSE_QUEUE_PACKETS}p")),
+        )]
+        .into_iter()
+        .collect(),
+    };
+    let bottleneck = topo.add_link(left, right);
+    plans.push(LinkPlan {
+        name: "bottleneck".into(),
+        rate_bps: rate,
+        delay_ns: one_way_b,
+        queue: b.queue.clone(),
+        queue_path: "bottleneck.queue".into(),
+        stats_hist: true,
+    });
+    topo.add_link(right, left);
+    plans.push(LinkPlan {
+        name: "bottleneck-reverse".into(),
+        rate_bps: b.reverse_rate.map_or(rate, |r| r.bps),
+        delay_ns: one_way_b,
+        queue: ample.clone(),
+        queue_path: "bottleneck.reverse".into(),
+        stats_hist: false,
+    });
+
+    // Hosts: one sender and one receiver per flow, each on its own access link.
+    let mut endpoints: Vec<(u32, u32)> = Vec::new(); // (sender node, receiver node)
+    let mut add_hosts = |topo: &mut Topology,
+                         plans: &mut Vec<LinkPlan>,
+                         label: String,
+                         rtt_ns: u64,
+                         access_bps: u64,
+                         path: String|
+     -> Result<(), ScenarioError> {
+        let access_delay = (rtt_ns / 2).checked_sub(one_way_b).ok_or_else(|| {
+            ScenarioError::new(
+                path,
+                format!(
+                    "the base RTT must be at least twice bottleneck.delay ({} ms), got {} ms",
+                    2.0 * one_way_b as f64 / 1e6,
+                    rtt_ns as f64 / 1e6
+                ),
+            )
+        })?;
+        let s = topo.add_node(format!("{label}-sender"));
+        let r = topo.add_node(format!("{label}-receiver"));
+        for (from, to, delay, nm) in [
+            (s, left, access_delay, "access-up"),
+            (right, r, 0, "access-down"),
+            (r, right, 0, "access-ack-up"),
+            (left, s, access_delay, "access-ack-down"),
+        ] {
+            topo.add_link(from, to);
+            plans.push(LinkPlan {
+                name: format!("{label}-{nm}"),
+                rate_bps: access_bps,
+                delay_ns: delay,
+                queue: ample.clone(),
+                queue_path: format!("{label}.access"),
+                stats_hist: false,
+            });
+        }
+        endpoints.push((s, r));
+        Ok(())
+    };
+    let default_access = b
+        .access_rate
+        .map_or(rate.saturating_mul(ACCESS_RATE_FACTOR), |r| r.bps);
+    for (gi, g) in sc.flows.iter().enumerate() {
+        for k in 0..g.count {
+            add_hosts(
+                &mut topo,
+                &mut plans,
+                format!("tcp{}.{}", gi, k),
+                g.drawn[k as usize].rtt.ns,
+                g.access_rate.map_or(default_access, |r| r.bps),
+                format!("flows[{gi}].rtt"),
+            )?;
+        }
+    }
+    for (gi, g) in sc.udp.iter().enumerate() {
+        for k in 0..g.count {
+            add_hosts(
+                &mut topo,
+                &mut plans,
+                format!("udp{}.{}", gi, k),
+                g.drawn[k as usize].rtt.ns,
+                g.access_rate.map_or(default_access, |r| r.bps),
+                format!("udp[{gi}].rtt"),
+            )?;
+        }
+    }
+
+    // Links with their queue disciplines; one delay line per distinct delay.
+    let mut links = Vec::with_capacity(plans.len());
+    let mut lines: Vec<DelayLine> = Vec::new();
+    for (i, p) in plans.into_iter().enumerate() {
+        let info = LinkInfo {
+            rate_bps: p.rate_bps,
+            bdp_bytes: p.rate_bps as f64 * bdp_rtt_ns as f64 / 8e9,
+            mtu_bytes,
+        };
+        let mut qd = qdisc::build(&p.queue, &p.queue_path, info)?;
+        if i as u32 == bottleneck {
+            if let Some(sh) = &sc.bottleneck.shaper {
+                let peak = sh.peak.map(|r| r.bps);
+                qd = if sh.docsis {
+                    let params = shaper::DocsisParams::cablelabs(
+                        peak.unwrap_or(sh.sustained.bps),
+                        p.rate_bps,
+                    );
+                    shaper::build_docsis(qd, sh.sustained.bps, peak, sh.burst.bytes, params)
+                } else {
+                    qdisc::build_shaped(qd, sh.sustained.bps, peak, sh.burst.bytes)
+                }
+                .map_err(|m| ScenarioError::new("bottleneck.shaper", m))?;
+            }
+        }
+        let qdisc_uses_timer = qd.uses_timer();
+        let tl = &topo.links[i];
+        let line = match lines.iter().position(|d| d.delay_ns == p.delay_ns) {
+            Some(k) => k,
+            None => {
+                lines.push(DelayLine {
+                    delay_ns: p.delay_ns,
+                    ..DelayLine::default()
+                });
+                lines.len() - 1
+            }
+        } as u32;
+        links.push(Link {
+            name: p.name,
+            from: tl.from,
+            to: tl.to,
+            rate_bps: p.rate_bps,
+            delay_ns: p.delay_ns,
+            qdisc: qd,
+            rng: stream(sc.seed, StreamKind::Qdisc, i as u64),
+            busy_until_ns: 0,
+            tx_pending: false,
+            qdisc_uses_timer,
+            qdisc_timer: Default::default(),
+            line,
+            in_flight: None,
+            stats: QueueStats::new(p.stats_hist),
+        });
+    }
+
+    // Routes: forward and reverse per flow.
+    let mut routes = Vec::with_capacity(2 * (n_tcp + n_udp));
+    let path_rtt = |fwd: &[u32], rev: &[u32], links: &[Link]| -> u64 {
+        fwd.iter()
+            .map(|&l| {
+                links[l as usize].delay_ns + serialisation_ns(mtu_bytes, links[l as usize].rate_bps)
+            })
+            .sum::<u64>()
+            + rev
+                .iter()
+                .map(|&l| {
+                    links[l as usize].delay_ns
+                        + serialisation_ns(TCP_IP_HEADER_BYTES, links[l as usize].rate_bps)
+                })
+                .sum::<u64>()
+    };
+    let mut flow_path_rtts = Vec::new();
+    for (i, &(s, r)) in endpoints.iter().enumerate() {
+        let group_path = if i < n_tcp {
+            format!(
+                "flows[{}]",
+                group_of(&sc.flows.iter().map(|g| g.count).collect::<Vec<_>>(), i)
+            )
+        } else {
+            format!(
+                "udp[{}]",
+                group_of(
+                    &sc.udp.iter().map(|g| g.count).collect::<Vec<_>>(),
+                    i - n_tcp
+                )
+            )
+        };
+        let fwd = topo.route(s, r).ok_or_else(|| {
+            ScenarioError::new(
+                group_path.clone(),
+                "no route from the flow's sender to its receiver",
+            )
+        })?;
+        let rev = topo.route(r, s).ok_or_else(|| {
+            ScenarioError::new(
+                group_path,
+                "no route from the flow's receiver back to its sender",
+            )
+        })?;
+        flow_path_rtts.push(path_rtt(&fwd, &rev, &links));
+        routes.push(fwd);
+        routes.push(rev);
+    }
+
+    // Endpoints.
+    let mut tcp = Vec::with_capacity(n_tcp);
+    let mut cc_names = Vec::with_capacity(n_tcp);
+    let mut fid = 0u32;
+    for (gi, g) in sc.flows.iter().enumerate() {
+        for drawn in &g.drawn {
+            let path = format!("flows[{gi}].cc");
+            let mut cc = cc::build(&g.cc, &path)?;
+            cc.seed_rng(stream(sc.seed, StreamKind::Cc, fid as u64));
+            cc_names.push(cc.name());
+            let cfg = TcpConfig {
+                mss: g.mss,
+                initial_window: g.initial_window,
+                sack: g.sack,
+                ecn: g.ecn,
+                pacing: g.pacing,
+                min_rto_ns: g.min_rto.ns,
+                delayed_ack: g.delayed_ack,
+                total_bytes: drawn.sizes.first().map(|s| s.bytes),
+                accurate_ecn: g.ecn && cc.needs_accurate_ecn(),
+            };
+            let receiver = TcpReceiver::new(fid, 2 * fid + 1, &cfg, DELACK_NS);
+            let template = (drawn.sizes.len() > 1).then(|| Box::new((cfg.clone(), cc.clone())));
+            let path_rtt_ns = flow_path_rtts[fid as usize];
+            let mut sender = TcpSender::new(fid, 2 * fid, cfg, cc, path_rtt_ns);
+            sender.trace_reductions = g.trace;
+            if g.trace && sc.trace.rtt_samples {
+                sender.rtt_log = Some(Vec::new());
+            }
+            let next = drawn
+                .sizes
+                .iter()
+                .skip(1)
+                .zip(&drawn.thinks)
+                .map(|(s, t)| (s.bytes, t.ns))
+                .collect();
+            tcp.push(TcpFlow {
+                sender,
+                receiver,
+                group: gi as u32,
+                base_rtt_ns: drawn.rtt.ns,
+                start_ns: drawn.start.ns,
+                first_start_ns: drawn.start.ns,
+                trace: g.trace,
+                conn: 0,
+                path_rtt_ns,
+                template,
+                next,
+                transfer: 0,
+                awaiting_end: !drawn.sizes.is_empty(),
+                before: ConnTotals::default(),
+                past_reductions: Vec::new(),
+                past_rtts: Vec::new(),
+            });
+            fid += 1;
+        }
+    }
+    let mut udp = Vec::with_capacity(n_udp);
+    let mut udp_groups = Vec::with_capacity(n_udp);
+    let mut udp_base_rtt_ns = Vec::with_capacity(n_udp);
+    for (gi, g) in sc.udp.iter().enumerate() {
+        for drawn in &g.drawn {
+            udp.push(UdpSource {
+                flow: fid,
+                route: 2 * fid,
+                rate_bps: drawn.rate.bps,
+                packet_size: g.packet_size.bytes as u32,
+                pattern: g.pattern,
+                ecn: g.ecn,
+                start_ns: drawn.start.ns,
+                stop_ns: g.stop.map_or(u64::MAX, |s| s.ns),
+                rng: stream(sc.seed, StreamKind::Udp, udp.len() as u64),
+                packets_sent: 0,
+                bytes_sent: 0,
+                bytes_received: 0,
+            });
+            udp_groups.push(gi as u32);
+            udp_base_rtt_ns.push(drawn.rtt.ns);
+            fid += 1;
+        }
+    }
+
+    // PPV markers at the senders' edge: one per flow, or one per group with scope "group".
+    let n_flows = n_tcp + n_udp;
+    let mut markers: Vec<(Marker, SimRng)> = Vec::new();
+    let mut marker_of: Vec<Option<u32>> = vec![None; n_flows];
+    let group_specs = sc
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(gi, g)| (format!("flows[{gi}].ppv"), g.count, g.ppv.as_ref()))
+        .chain(
+            sc.udp
+                .iter()
+                .enumerate()
+                .map(|(gi, g)| (format!("udp[{gi}].ppv"), g.count, g.ppv.as_ref())),
+        );
+    let mut next_flow = 0usize;
+    for (path, count, spec) in group_specs {
+        if let Some(spec) = spec {
+            let tvf = match &spec.tvf {
+                TvfSpec::Preset(name) => Tvf::preset(name).ok_or_else(|| {
+                    ScenarioError::new(
+                        format!("{path}.tvf"),
+                        format!("unknown value function {name:?} (known: gold, silver, background, voice)"),
+                    )
+                })?,
+                // Tvf errors name the offending point first: "points[2]: ...".
+                TvfSpec::Points(points) => Tvf::from_points(points).map_err(|m| match m.split_once(": ") {
+                    Some((sub, rest)) => ScenarioError::new(format!("{path}.{sub}"), rest),
+                    None => ScenarioError::new(format!("{path}.points"), m),
+                })?,
+            };
+            let params = MarkerParams {
+                tau_ns: spec.tau.ns,
+            };
+            for k in 0..count as usize {
+                if k == 0 || spec.scope == PpvScope::Flow {
+                    let marker = Marker::new(tvf.clone(), params)
+                        .map_err(|m| ScenarioError::new(path.clone(), m))?;
+                    markers.push((
+                        marker,
+                        stream(sc.seed, StreamKind::Marker, markers.len() as u64),
+                    ));
+                }
+                marker_of[next_flow + k] = Some(markers.len() as u32 - 1);
+            }
+        }
+        next_flow += count as usize;
+    }
+    let mut world = World {
+        sched: Scheduler::new(),
+        pool: PacketPool::new(),
+        links,
+        lines,
+        route_start: {
+            let mut v = Vec::with_capacity(routes.len() + 1);
+            let mut acc = 0u32;
+            v.push(0);
+            for r in &routes {
+                acc += r.len() as u32;
+                v.push(acc);
+            }
+            v
+        },
+        route_links: routes.concat(),
+        tcp,
+        udp,
+        udp_groups,
+        udp_base_rtt_ns,
+        counters: vec![FlowCounters::default(); n_flows],
+        out_buf: Vec::with_capacity(64),
+        drop_buf: Vec::with_capacity(8),
+        mark_buf: Vec::with_capacity(8),
+        bottleneck,
+        duration_ns: sc.duration.ns,
+        stats_interval_ns: sc.stats_interval.ns,
+        measure_start_ns: sc.measure_start.ns,
+        measure_end_ns: sc.measure_end.ns,
+        in_window: false,
+        series: Series::default(),
+        last_tick_bytes: vec![(0, 0); n_flows],
+        last_tick_queue: QueueSnapshot::default(),
+        win_start_bytes: vec![(0, 0); n_flows],
+        win_end_bytes: vec![(0, 0); n_flows],
+        win_start_queue: QueueSnapshot::default(),
+        win_end_queue: QueueSnapshot::default(),
+        seed: sc.seed,
+        cc_names,
+        changes: Vec::new(),
+        markers,
+        marker_of,
+        transfers: Vec::new(),
+        qdisc_trace: (sc.trace.qdisc_state != QdiscStateMode::Off).then(QdiscStateTrace::default),
+        qdisc_trace_updates: sc.trace.qdisc_state == QdiscStateMode::Updates,
+        queue_events: sc.trace.queue_events.then(QueueEvents::default),
+        last_tick_signals: vec![(0, 0); n_flows],
+        last_tick_departed: 0,
+        convergence_flows: sc
+            .flows
+            .iter()
+            .flat_map(|g| g.drawn.iter())
+            .enumerate()
+            .filter(|(_, d)| d.sizes.is_empty())
+            .map(|(i, _)| i)
+            .collect(),
+        last_tcp_start_ns: sc
+            .flows
+            .iter()
+            .flat_map(|g| {
+                g.drawn
+                    .iter()
+                    .filter(|d| d.sizes.is_empty())
+                    .map(|d| d.start.ns)
+            })
+            .max()
+            .unwrap_or(0),
+        convergence_base: None,
+    };
+
+    for l in 0..world.links.len() as u32 {
+        world.sync_qdisc_timer(l);
+    }
+    // Scheduled changes, validated now on a copy of the group's controller.
+    let mut first = 0u32;
+    let mut timed: Vec<(u64, ChangeAction)> = Vec::new();
+    for (gi, g) in sc.flows.iter().enumerate() {
+        for (k, ch) in g.changes.iter().enumerate() {
+            let path = format!("flows[{gi}].changes[{k}]");
+            // A group of open-loop arrivals may have drawn no flow: probe a fresh controller.
+            let mut probe = match world.tcp.get(first as usize) {
+                Some(f) if g.count > 0 => f.sender.cc.clone(),
+                _ => cc::build(&g.cc, &format!("flows[{gi}].cc"))?,
+            };
+            for (name, value) in &ch.params {
+                probe.set_param(&path, name, value)?;
+            }
+            timed.push((
+                ch.at.ns,
+                ChangeAction::CcParams {
+                    first,
+                    count: g.count,
+                    params: ch
+                        .params
+                        .iter()
+                        .map(|(n, v)| (n.clone(), v.clone()))
+                        .collect(),
+                    path,
+                },
+            ));
+        }
+        first += g.count;
+    }
+    for rc in &sc.bottleneck.rate_changes {
+        timed.push((
+            rc.at.ns,
+            ChangeAction::LinkRate {
+                link: world.bottleneck,
+                rate_bps: rc.rate.bps,
+            },
+        ));
+    }
+    if timed.len() > Event::MAX_INDEX as usize {
+        return Err(ScenarioError::new(
+            "changes",
+            format!(
+                "{} scheduled changes in all; at most {} are supported",
+                timed.len(),
+                Event::MAX_INDEX
+            ),
+        ));
+    }
+    for (at, action) in timed {
+        world
+            .sched
+            .at(at, Event::Change(world.changes.len() as u32));
+        world.changes.push(action);
+    }
+    // Initial events: measurement window first so it wins ties at the same instant.
+    world.sched.at(world.measure_start_ns, Event::MeasureStart);
+    world.sched.at(world.measure_end_ns, Event::MeasureEnd);
+    world.sched.at(world.stats_interval_ns, Event::StatsTick);
+    let mut fi = 0usize;
+    for g in &sc.flows {
+        for drawn in &g.drawn {
+            world.sched.at(drawn.start.ns, Event::FlowStart(fi as u32));
+            if let Some(stop) = g.stop {
+                world.sched.at(stop.ns, Event::FlowStop(fi as u32));
+            }
+            fi += 1;
+        }
+    }
+    for u in 0..world.udp.len() {
+        let start = world.udp[u].start_ns;
+        world.sched.at(start, Event::UdpSend(u as u32));
+    }
+    Ok(world)
+}
+
+/// Which group a flow index falls in, given the groups' counts.
+fn group_of(counts: &[u32], mut i: usize) -> usize {
+    for (g, &c) in counts.iter().enumerate() {
+        if i < c as usize {
+            return g;
+        }
+        i -= c as usize;
+    }
+    counts.len().saturating_sub(1)
+}

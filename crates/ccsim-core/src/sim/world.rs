@@ -1,0 +1,906 @@
+//! The simulated world: its tables (links, routes, flows, the packet pool) and the
+//! event loop that interprets the scheduler's events. Algorithms are reached only
+//! through the `cc` and `qdisc` registries, never by name here.
+
+use super::{Control, ProgressFn};
+use crate::cc::{self, CongestionControl};
+use crate::engine::rng::{stream, SimRng, StreamKind};
+use crate::engine::sched::TcpTimerKind;
+use crate::engine::{serialisation_ns, Event, Scheduler, NS_PER_SEC};
+use crate::net::link::{DelayLine, LineEntry, Link, Next};
+use crate::net::packet::{
+    prefetch_read, Ecn, Packet, PacketId, PacketKind, PacketPool, TCP_IP_HEADER_BYTES,
+};
+use crate::ppv::marker::Marker;
+use crate::qdisc::{QdiscCtx, QueueDisc};
+use crate::scenario::{ParamValue, ScenarioError};
+use crate::stats::QueueSnapshot;
+use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
+use crate::tcp::sender::TcpSender;
+use crate::tcp::{TcpConfig, TcpIo, TimerFire};
+use crate::trace::{QdiscStateTrace, QueueEvents, Series, Transfer};
+use crate::udp::UdpSource;
+
+/// One TCP flow: both endpoints and what the scenario said about it.
+#[derive(Debug)]
+pub struct TcpFlow {
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    pub group: u32,
+    pub base_rtt_ns: u64,
+    /// Start of the current transfer (of the flow, for a bulk flow).
+    pub start_ns: u64,
+    /// Start of the flow's first transfer.
+    pub first_start_ns: u64,
+    pub trace: bool,
+    /// Connection number, carried by the flow's packets: a closed-loop flow opens a new
+    /// connection for every transfer, and a late packet of an earlier one is discarded.
+    pub conn: u32,
+    /// The path's RTT with serialisation, which seeds a new connection's estimator.
+    pub(crate) path_rtt_ns: u64,
+    /// What a new connection starts from (flows with repeated transfers only).
+    pub(crate) template: Option<Box<(TcpConfig, cc::Cc)>>,
+    /// Sizes of the transfers still to come, and the think time before each.
+    pub(crate) next: std::collections::VecDeque<(u64, u64)>,
+    /// Index of the current transfer.
+    pub(crate) transfer: u32,
+    /// A finite transfer is running whose end has not been recorded yet.
+    pub(crate) awaiting_end: bool,
+    /// Counters of the flow's finished connections.
+    pub(crate) before: ConnTotals,
+    /// Reductions and RTT samples of finished connections.
+    pub(crate) past_reductions: Vec<crate::tcp::sender::Reduction>,
+    pub(crate) past_rtts: Vec<(u64, u64)>,
+}
+
+/// Counters of a flow's finished connections, so that its totals run on across them.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ConnTotals {
+    pub(crate) bytes_delivered: u64,
+    pub(crate) wire_received: u64,
+    pub(crate) packets_sent: u64,
+    pub(crate) retransmits: u64,
+    pub(crate) timeouts: u64,
+}
+
+impl TcpFlow {
+    /// Payload bytes delivered in order, over all the flow's connections.
+    pub fn bytes_delivered(&self) -> u64 {
+        self.before.bytes_delivered + self.receiver.stats.bytes_delivered
+    }
+    /// Wire bytes (headers included, duplicates too) that reached the receiver.
+    pub fn wire_received(&self) -> u64 {
+        let s = &self.receiver.stats;
+        self.before.wire_received
+            + s.bytes_received
+            + s.segments_received * u64::from(TCP_IP_HEADER_BYTES)
+    }
+    pub(crate) fn packets_sent(&self) -> u64 {
+        self.before.packets_sent + self.sender.stats.packets_sent
+    }
+    pub(crate) fn retransmits(&self) -> u64 {
+        self.before.retransmits + self.sender.stats.retransmits
+    }
+    pub(crate) fn timeouts(&self) -> u64 {
+        self.before.timeouts + self.sender.stats.timeouts
+    }
+    /// The current transfer as a `transfers` row.
+    pub(crate) fn transfer_row(&self, flow: u32) -> Transfer {
+        Transfer {
+            flow,
+            group: self.group,
+            index: self.transfer,
+            size_bytes: self.sender.cfg.total_bytes.unwrap_or(0),
+            start_ns: self.start_ns,
+            end_ns: self.receiver.stats.completed_ns,
+            retransmits: self.sender.stats.retransmits,
+            timeouts: self.sender.stats.timeouts,
+        }
+    }
+}
+
+/// Per-flow packet accounting across the whole network (both directions).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FlowCounters {
+    /// Packets created by the flow's endpoints.
+    pub sent: u64,
+    /// Packets that reached an endpoint of the flow.
+    pub arrived: u64,
+    /// Packets of the flow dropped at any queue.
+    pub dropped: u64,
+    /// Packets of the flow CE-marked at any queue.
+    pub marked: u64,
+}
+
+/// What a scheduled change does.
+#[derive(Debug, Clone)]
+pub(crate) enum ChangeAction {
+    /// Set congestion-control parameters of flows `first..first + count`.
+    CcParams {
+        first: u32,
+        count: u32,
+        params: Vec<(String, ParamValue)>,
+        path: String,
+    },
+    /// Set a link's rate; the packet being serialised keeps its time.
+    LinkRate { link: u32, rate_bps: u64 },
+}
+
+/// The state of one TCP flow as an external controller sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowState {
+    pub flow_id: u32,
+    pub group: u32,
+    pub time_s: f64,
+    /// Application bytes sent (first transmissions) and acknowledged so far.
+    pub bytes_sent: u64,
+    pub bytes_acked: u64,
+    /// Bytes of a finite transfer not yet acknowledged; `None` for a bulk flow.
+    pub bytes_left: Option<u64>,
+    pub cwnd_pkts: u32,
+    /// `None` while ssthresh is still infinite.
+    pub ssthresh_pkts: Option<u32>,
+    pub srtt_ms: f64,
+    pub min_rtt_ms: f64,
+    /// Whether the application has started and the transfer is not complete.
+    pub active: bool,
+}
+
+/// A parameter change an external controller asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamUpdate {
+    pub flow_id: u32,
+    pub name: String,
+    pub value: ParamValue,
+}
+
+/// Snapshot of per-flow byte counters (delivered, received).
+pub(crate) type FlowBytes = Vec<(u64, u64)>;
+
+/// The simulated world.
+pub struct World {
+    pub(crate) sched: Scheduler,
+    pub(crate) pool: PacketPool,
+    pub(crate) links: Vec<Link>,
+    pub(crate) lines: Vec<DelayLine>,
+    /// All routes' links, flattened; route `r` is `route_links[route_start[r]..route_start[r + 1]]`.
+    pub(crate) route_links: Vec<u32>,
+    pub(crate) route_start: Vec<u32>,
+    pub(crate) tcp: Vec<TcpFlow>,
+    pub(crate) udp: Vec<UdpSource>,
+    pub(crate) udp_groups: Vec<u32>,
+    pub(crate) udp_base_rtt_ns: Vec<u64>,
+    pub(crate) counters: Vec<FlowCounters>,
+    pub(crate) out_buf: Vec<PacketId>,
+    pub(crate) drop_buf: Vec<PacketId>,
+    pub(crate) mark_buf: Vec<PacketId>,
+    pub(crate) bottleneck: u32,
+    pub(crate) duration_ns: u64,
+    pub(crate) stats_interval_ns: u64,
+    pub(crate) measure_start_ns: u64,
+    pub(crate) measure_end_ns: u64,
+    pub(crate) in_window: bool,
+    pub(crate) series: Series,
+    pub(crate) last_tick_bytes: FlowBytes,
+    pub(crate) last_tick_queue: QueueSnapshot,
+    pub(crate) win_start_bytes: FlowBytes,
+    pub(crate) win_end_bytes: FlowBytes,
+    pub(crate) win_start_queue: QueueSnapshot,
+    pub(crate) win_end_queue: QueueSnapshot,
+    pub(crate) seed: u64,
+    pub(crate) cc_names: Vec<&'static str>,
+    pub(crate) changes: Vec<ChangeAction>,
+    /// PPV edge markers with their random streams, and each flow's marker, if any.
+    pub(crate) markers: Vec<(Marker, SimRng)>,
+    pub(crate) marker_of: Vec<Option<u32>>,
+    /// Finished transfers (one row each).
+    pub(crate) transfers: Vec<Transfer>,
+    /// `qdisc_state` recorder, and whether it also records after every timer update.
+    pub(crate) qdisc_trace: Option<QdiscStateTrace>,
+    pub(crate) qdisc_trace_updates: bool,
+    /// `queue_events` recorder (opt-in).
+    pub(crate) queue_events: Option<QueueEvents>,
+    /// Per-flow (drops, marks) at the last tick, and bottleneck bytes departed.
+    pub(crate) last_tick_signals: Vec<(u64, u64)>,
+    pub(crate) last_tick_departed: u64,
+    /// The bulk TCP flows, the last one's start, and their bytes delivered at the first
+    /// tick after it (convergence time).
+    pub(crate) convergence_flows: Vec<usize>,
+    pub(crate) last_tcp_start_ns: u64,
+    pub(crate) convergence_base: Option<Vec<u64>>,
+}
+
+impl World {
+    /// Run every event up to the scenario's duration.
+    pub fn run_until_end(&mut self, progress: Option<ProgressFn<'_>>) {
+        self.run_until_end_controlled(progress, None)
+            .expect("without a controller a run cannot fail");
+    }
+
+    /// Run to the end, calling the external controller at its ticks.
+    pub fn run_until_end_controlled(
+        &mut self,
+        mut progress: Option<ProgressFn<'_>>,
+        mut control: Option<Control<'_>>,
+    ) -> Result<(), ScenarioError> {
+        let end = self.duration_ns;
+        let step = (end / 100).max(1);
+        let mut next_report = step;
+        while let Some(ev) = self.sched.pop_until(end) {
+            if ev == Event::ControlTick {
+                if let Some(c) = control.as_mut() {
+                    let states = self.flow_states();
+                    let updates = (c.callback)(&states);
+                    self.apply_updates(&updates)?;
+                    let next = self.sched.now() + c.interval_ns;
+                    if next <= end {
+                        self.sched.at(next, Event::ControlTick);
+                    }
+                }
+                continue;
+            }
+            self.dispatch(ev);
+            if let Some(p) = progress.as_mut() {
+                let now = self.sched.now();
+                if now >= next_report {
+                    p(now as f64 / end as f64);
+                    next_report = (now / step + 1) * step;
+                }
+            }
+        }
+        self.sched.advance_to(end);
+        if let Some(p) = progress.as_mut() {
+            p(1.0);
+        }
+        Ok(())
+    }
+
+    /// Every TCP flow's state, for an external controller.
+    pub fn flow_states(&self) -> Vec<FlowState> {
+        let t = self.sched.now() as f64 / NS_PER_SEC as f64;
+        self.tcp
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let s = &f.sender;
+                let mss = s.cfg.mss as u64;
+                let acked = (s.tp.snd_una * mss).min(s.cfg.total_bytes.unwrap_or(u64::MAX));
+                let sent = (s.tp.snd_nxt * mss).min(s.cfg.total_bytes.unwrap_or(u64::MAX));
+                FlowState {
+                    flow_id: i as u32,
+                    group: f.group,
+                    time_s: t,
+                    bytes_sent: sent,
+                    bytes_acked: acked,
+                    bytes_left: s.cfg.total_bytes.map(|b| b - acked),
+                    cwnd_pkts: s.tp.cwnd,
+                    ssthresh_pkts: (s.tp.ssthresh < cc::INFINITE_SSTHRESH).then_some(s.tp.ssthresh),
+                    srtt_ms: s.srtt_ns() as f64 / 1e6,
+                    min_rtt_ms: s.tp.min_rtt_ns as f64 / 1e6,
+                    active: self.sched.now() >= f.start_ns && !s.is_complete(),
+                }
+            })
+            .collect()
+    }
+
+    /// Apply an external controller's parameter changes.
+    pub fn apply_updates(&mut self, updates: &[ParamUpdate]) -> Result<(), ScenarioError> {
+        for u in updates {
+            let path = format!("controller.flows[{}].cc", u.flow_id);
+            let flow = self.tcp.get_mut(u.flow_id as usize).ok_or_else(|| {
+                ScenarioError::new("controller", format!("no TCP flow {}", u.flow_id))
+            })?;
+            flow.sender.cc.set_param(&path, &u.name, &u.value)?;
+            if let Some(t) = flow.template.as_mut() {
+                t.1.set_param(&path, &u.name, &u.value)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every byte of flow `f`'s current transfer is acknowledged: record it and, for a
+    /// closed-loop flow with transfers to come, open a new connection for the next one
+    /// after its think time (a fresh sender and receiver: slow start again, as a new
+    /// HTTP/1.0 connection would).
+    pub(crate) fn transfer_ended(&mut self, f: u32) {
+        let seed = self.seed;
+        let now = self.sched.now();
+        let flow = &mut self.tcp[f as usize];
+        flow.awaiting_end = false;
+        self.transfers.push(flow.transfer_row(f));
+        let Some((size, think_ns)) = flow.next.pop_front() else {
+            return;
+        };
+        let (cfg, cc) = &**flow
+            .template
+            .as_ref()
+            .expect("repeating flows keep a template");
+        let mut cfg = cfg.clone();
+        cfg.total_bytes = Some(size);
+        let mut cc = cc.clone();
+        flow.conn += 1;
+        cc.seed_rng(stream(
+            seed,
+            StreamKind::Cc,
+            u64::from(f) | (u64::from(flow.conn) << 32),
+        ));
+        let receiver = TcpReceiver::new(f, 2 * f + 1, &cfg, DELACK_NS);
+        let mut sender = TcpSender::new(f, 2 * f, cfg, cc, flow.path_rtt_ns);
+        sender.trace_reductions = flow.sender.trace_reductions;
+        sender.rtt_log = flow.sender.rtt_log.as_ref().map(|_| Vec::new());
+        let old_sender = std::mem::replace(&mut flow.sender, sender);
+        let old_receiver = std::mem::replace(&mut flow.receiver, receiver);
+        let b = &mut flow.before;
+        b.bytes_delivered += old_receiver.stats.bytes_delivered;
+        b.wire_received += old_receiver.stats.bytes_received
+            + old_receiver.stats.segments_received * u64::from(TCP_IP_HEADER_BYTES);
+        b.packets_sent += old_sender.stats.packets_sent;
+        b.retransmits += old_sender.stats.retransmits;
+        b.timeouts += old_sender.stats.timeouts;
+        flow.past_reductions.extend(old_sender.reductions);
+        flow.past_rtts
+            .extend(old_sender.rtt_log.unwrap_or_default());
+        flow.transfer += 1;
+        flow.awaiting_end = true;
+        flow.start_ns = now + think_ns;
+        if flow.start_ns < self.duration_ns {
+            self.sched.at(flow.start_ns, Event::FlowStart(f));
+        }
+    }
+
+    fn apply_change(&mut self, i: u32) {
+        match self.changes[i as usize].clone() {
+            ChangeAction::CcParams {
+                first,
+                count,
+                params,
+                path,
+            } => {
+                for f in first..first + count {
+                    let flow = &mut self.tcp[f as usize];
+                    for (name, value) in &params {
+                        flow.sender
+                            .cc
+                            .set_param(&path, name, value)
+                            .expect("validated when the scenario was built");
+                        if let Some(t) = flow.template.as_mut() {
+                            t.1.set_param(&path, name, value)
+                                .expect("validated when the scenario was built");
+                        }
+                    }
+                }
+            }
+            ChangeAction::LinkRate { link, rate_bps } => {
+                // The queue hears it too (CSAQM's capacity, RED's idle clock).
+                let l = &mut self.links[link as usize];
+                l.rate_bps = rate_bps;
+                l.qdisc.link_rate_changed(rate_bps);
+            }
+        }
+    }
+
+    /// Run every event up to `t_ns` (at most the scenario's duration); for tests that
+    /// inspect the world part-way.
+    pub fn run_until(&mut self, t_ns: u64) {
+        let end = t_ns.min(self.duration_ns);
+        while let Some(ev) = self.sched.pop_until(end) {
+            self.dispatch(ev);
+        }
+        self.sched.advance_to(end);
+    }
+
+    /// The scenario's duration.
+    pub fn duration_ns(&self) -> u64 {
+        self.duration_ns
+    }
+
+    /// Check internal consistency: every sender's scoreboard counters match its tags, and
+    /// every live packet is in exactly one queue or delay line.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for (i, f) in self.tcp.iter().enumerate() {
+            f.sender
+                .check_invariants()
+                .map_err(|e| format!("flow {i}: {e}"))?;
+        }
+        let held: usize = self
+            .links
+            .iter()
+            .map(|l| l.qdisc.len_packets() + l.in_flight.is_some() as usize)
+            .sum::<usize>()
+            + self.lines.iter().map(|d| d.queue.len()).sum::<usize>();
+        if held != self.pool.live() {
+            return Err(format!(
+                "{} live packets but {} in queues and lines",
+                self.pool.live(),
+                held
+            ));
+        }
+        Ok(())
+    }
+
+    /// Events executed so far.
+    pub fn events(&self) -> u64 {
+        self.sched.executed()
+    }
+
+    #[inline]
+    pub(crate) fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::LinkTxDone(l) => {
+                let link = &mut self.links[l as usize];
+                let arrived = link.in_flight.take();
+                if link.tx_pending {
+                    link.tx_pending = false;
+                    self.link_start_tx(l);
+                }
+                if let Some(e) = arrived {
+                    self.deliver(e.id, e.next);
+                }
+            }
+            Event::LineArrive(k) => self.line_arrive(k),
+            Event::QdiscTimer(l) => self.qdisc_timer(l),
+            Event::TcpTimer { flow, timer } => self.tcp_timer(flow, timer),
+            Event::FlowStart(f) => {
+                let now = self.sched.now();
+                let mut io = TcpIo {
+                    now_ns: now,
+                    pool: &mut self.pool,
+                    out: &mut self.out_buf,
+                };
+                self.tcp[f as usize].sender.start(&mut io);
+                self.flush_tcp(f);
+            }
+            Event::FlowStop(f) => self.tcp[f as usize].sender.stop(),
+            Event::UdpSend(u) => self.udp_send(u),
+            Event::StatsTick => self.stats_tick(),
+            Event::MeasureStart => {
+                self.in_window = true;
+                self.win_start_bytes = self.flow_bytes();
+                self.win_start_queue = self.links[self.bottleneck as usize].stats.snapshot();
+            }
+            Event::MeasureEnd => {
+                self.in_window = false;
+                self.win_end_bytes = self.flow_bytes();
+                self.win_end_queue = self.links[self.bottleneck as usize].stats.snapshot();
+            }
+            Event::Change(i) => self.apply_change(i),
+            Event::ControlTick => {}
+        }
+    }
+
+    // ----- links -----------------------------------------------------------------
+
+    fn account_qdisc_outcome(&mut self, l: u32) {
+        if l == self.bottleneck {
+            if let Some(ev) = self.queue_events.as_mut() {
+                let now = self.sched.now();
+                let q = &self.links[l as usize].qdisc;
+                let (pkts, bytes) = (q.len_packets() as u64, q.len_bytes());
+                for (buf, mark) in [(&self.drop_buf, false), (&self.mark_buf, true)] {
+                    for &id in buf {
+                        let p = self.pool.get(id);
+                        // A packet dropped on arrival was stamped now: it waited 0.
+                        ev.push(
+                            now,
+                            p.flow,
+                            mark,
+                            pkts,
+                            bytes,
+                            now.saturating_sub(p.enqueue_ns),
+                        );
+                    }
+                }
+            }
+        }
+        let link = &mut self.links[l as usize];
+        for &id in &self.mark_buf {
+            link.stats.marks += 1;
+            self.counters[self.pool.get(id).flow as usize].marked += 1;
+        }
+        self.mark_buf.clear();
+        for &id in &self.drop_buf {
+            link.stats.drops += 1;
+            self.counters[self.pool.get(id).flow as usize].dropped += 1;
+            self.pool.free(id);
+        }
+        self.drop_buf.clear();
+    }
+
+    /// Keep the link's timer in step with what its discipline asks for.
+    #[inline]
+    pub(crate) fn sync_qdisc_timer(&mut self, l: u32) {
+        let link = &mut self.links[l as usize];
+        if !link.qdisc_uses_timer {
+            return;
+        }
+        match link.qdisc.timer_deadline() {
+            Some(t) => link.qdisc_timer.arm(t),
+            None => return,
+        }
+        if let Some(t) = link.qdisc_timer.sync() {
+            self.sched.at(t, Event::QdiscTimer(l));
+        }
+    }
+
+    fn qdisc_timer(&mut self, l: u32) {
+        let now = self.sched.now();
+        let link = &mut self.links[l as usize];
+        match link.qdisc_timer.on_event(now) {
+            TimerFire::Stale => return,
+            TimerFire::Reschedule(t) => {
+                self.sched.at(t, Event::QdiscTimer(l));
+                return;
+            }
+            TimerFire::Fire => {}
+        }
+        let mut ctx = QdiscCtx {
+            now_ns: now,
+            pool: &mut self.pool,
+            dropped: &mut self.drop_buf,
+            marked: &mut self.mark_buf,
+            rng: &mut link.rng,
+        };
+        link.qdisc.on_timer(&mut ctx);
+        if self.qdisc_trace_updates && l == self.bottleneck {
+            if let Some(tr) = self.qdisc_trace.as_mut() {
+                self.links[l as usize].qdisc.state(now, &mut tr.buf);
+                tr.commit(now);
+            }
+        }
+        self.account_qdisc_outcome(l);
+        self.sync_qdisc_timer(l);
+        // A timer may make a held packet eligible (a shaper's tokens).
+        if self.links[l as usize].qdisc.len_packets() > 0 {
+            self.wake_transmitter(l);
+        }
+    }
+
+    /// Have link `l` send its next queued packet as soon as its transmitter is free: now
+    /// if it is idle, else at the transmit-done event of the packet on the wire.
+    fn wake_transmitter(&mut self, l: u32) {
+        let now = self.sched.now();
+        let link = &mut self.links[l as usize];
+        if link.tx_pending {
+            return; // a transmit-done event will start it
+        }
+        if link.in_flight.is_some() {
+            // A zero-delay link's transmit-done event is due at `busy_until_ns`
+            // (possibly now, not yet run); it delivers that packet and starts this one.
+            link.tx_pending = true;
+        } else if now >= link.busy_until_ns {
+            self.link_start_tx(l);
+        } else {
+            link.tx_pending = true;
+            self.sched.at(link.busy_until_ns, Event::LinkTxDone(l));
+        }
+    }
+
+    fn link_enqueue(&mut self, l: u32, id: PacketId) {
+        let now = self.sched.now();
+        let link = &mut self.links[l as usize];
+        link.stats.arrivals += 1;
+        // An idle link with an empty DropTail queue sends the packet straight away:
+        // DropTail admits it and hands it back unchanged, so skip the round trip
+        // through its FIFO (most access and reverse-path hops take this path). Its
+        // sojourn is zero, so `transmit` needs no enqueue time.
+        if link.is_idle(now)
+            && link
+                .qdisc
+                .is_empty_droptail_admitting(self.pool.get(id).size_bytes as u64)
+        {
+            self.transmit(l, id, now, false);
+            return;
+        }
+        self.pool.get_mut(id).enqueue_ns = now;
+        let link = &mut self.links[l as usize];
+        let mut ctx = QdiscCtx {
+            now_ns: now,
+            pool: &mut self.pool,
+            dropped: &mut self.drop_buf,
+            marked: &mut self.mark_buf,
+            rng: &mut link.rng,
+        };
+        link.qdisc.enqueue(id, &mut ctx);
+        let wants_timer = link.qdisc_uses_timer;
+        self.account_qdisc_outcome(l);
+        if wants_timer {
+            self.sync_qdisc_timer(l);
+        }
+        self.wake_transmitter(l);
+    }
+
+    fn link_start_tx(&mut self, l: u32) {
+        let now = self.sched.now();
+        let link = &mut self.links[l as usize];
+        let mut ctx = QdiscCtx {
+            now_ns: now,
+            pool: &mut self.pool,
+            dropped: &mut self.drop_buf,
+            marked: &mut self.mark_buf,
+            rng: &mut link.rng,
+        };
+        let next = link.qdisc.dequeue(&mut ctx);
+        let wants_timer = link.qdisc_uses_timer;
+        if !self.drop_buf.is_empty() || !self.mark_buf.is_empty() {
+            self.account_qdisc_outcome(l);
+        }
+        if wants_timer {
+            self.sync_qdisc_timer(l);
+        }
+        match next {
+            Some(id) => self.transmit(l, id, now, true),
+            None => {
+                let link = &mut self.links[l as usize];
+                if link.qdisc.len_packets() > 0 {
+                    if let Some(t) = link.qdisc.next_ready_ns(now) {
+                        link.tx_pending = true;
+                        self.sched.at(t.max(now), Event::LinkTxDone(l));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Put packet `id`, just taken from link `l`'s queue, on the wire: it occupies the
+    /// transmitter for its serialisation time, then propagates. `may_be_queued`: it came
+    /// through the queue, and others may wait behind it (false on the idle-link fast
+    /// path: it arrived now and nothing waits, which saves asking the discipline).
+    #[inline]
+    fn transmit(&mut self, l: u32, id: PacketId, now: u64, may_be_queued: bool) {
+        let in_window = self.in_window;
+        let link = &mut self.links[l as usize];
+        let p = self.pool.get(id);
+        let size = p.size_bytes;
+        let sojourn_ns = if may_be_queued { now - p.enqueue_ns } else { 0 };
+        link.stats.on_departure(sojourn_ns, size, in_window);
+        let tx_end = now + serialisation_ns(size, link.rate_bps);
+        link.busy_until_ns = tx_end;
+        let arrive = tx_end + link.delay_ns;
+        let zero_delay = link.delay_ns == 0;
+        let queued = if may_be_queued {
+            link.qdisc.peek()
+        } else {
+            None
+        };
+        if let Some(next) = queued {
+            self.pool.prefetch(next);
+            link.tx_pending = true;
+        }
+        // The transmit-done event starts the next queued packet and, on a zero-delay
+        // link, delivers this one.
+        if queued.is_some() || zero_delay {
+            self.sched.at(tx_end, Event::LinkTxDone(l));
+        }
+        let k = link.line;
+        let next = {
+            let p = self.pool.get(id);
+            let start = self.route_start[p.route as usize] as usize;
+            let end = self.route_start[p.route as usize + 1] as usize;
+            let at = start + p.hop as usize + 1;
+            if at < end {
+                Next(self.route_links[at])
+            } else {
+                Next(Next::ENDPOINT | p.flow)
+            }
+        };
+        let entry = LineEntry {
+            arrive_ns: arrive,
+            id,
+            next,
+        };
+        if zero_delay {
+            debug_assert!(self.links[l as usize].in_flight.is_none());
+            self.links[l as usize].in_flight = Some(entry);
+            return;
+        }
+        let dl = &mut self.lines[k as usize];
+        if dl.push(entry) && dl.event_at.is_none_or(|t| arrive < t) {
+            dl.event_at = Some(arrive);
+            self.sched.at(arrive, Event::LineArrive(k));
+        }
+    }
+
+    fn line_arrive(&mut self, k: u32) {
+        let now = self.sched.now();
+        if self.lines[k as usize].event_at != Some(now) {
+            return; // superseded by an earlier head
+        }
+        self.lines[k as usize].event_at = None;
+        while let Some(&e) = self.lines[k as usize].queue.front() {
+            if e.arrive_ns > now {
+                break;
+            }
+            self.lines[k as usize].queue.pop_front();
+            self.deliver(e.id, e.next);
+        }
+        let dl = &mut self.lines[k as usize];
+        for e in dl.queue.iter().take(2) {
+            self.pool.prefetch(e.id);
+            if e.next.0 & Next::ENDPOINT == 0 {
+                let link = &self.links[e.next.0 as usize];
+                prefetch_read(link);
+                prefetch_read(&link.qdisc);
+            } else if let Some(f) = self.tcp.get((e.next.0 & !Next::ENDPOINT) as usize) {
+                prefetch_read(&f.sender.tp);
+                prefetch_read(&f.receiver);
+            }
+        }
+        if let Some(&LineEntry { arrive_ns: t, .. }) = dl.queue.front() {
+            if dl.event_at.is_none_or(|e| t < e) {
+                dl.event_at = Some(t);
+                self.sched.at(t, Event::LineArrive(k));
+            }
+        }
+    }
+
+    /// A packet reached the far end of a link: forward it or hand it to its endpoint.
+    fn deliver(&mut self, id: PacketId, next: Next) {
+        let p = self.pool.get_mut(id);
+        p.hop += 1;
+        if next.0 & Next::ENDPOINT == 0 {
+            self.link_enqueue(next.0, id);
+            return;
+        }
+        let pkt: Packet = *p;
+        let sack = if pkt.n_sack > 0 {
+            *self.pool.sack(id)
+        } else {
+            Default::default()
+        };
+        self.pool.free(id);
+        self.counters[pkt.flow as usize].arrived += 1;
+        let now = self.sched.now();
+        if pkt.kind != PacketKind::Udp && pkt.conn != self.tcp[pkt.flow as usize].conn {
+            return; // a late packet of a closed connection
+        }
+        match pkt.kind {
+            PacketKind::TcpData => {
+                let mut io = TcpIo {
+                    now_ns: now,
+                    pool: &mut self.pool,
+                    out: &mut self.out_buf,
+                };
+                self.tcp[pkt.flow as usize].receiver.on_data(&pkt, &mut io);
+                self.flush_tcp(pkt.flow);
+            }
+            PacketKind::TcpAck => {
+                let mut io = TcpIo {
+                    now_ns: now,
+                    pool: &mut self.pool,
+                    out: &mut self.out_buf,
+                };
+                let flow = &mut self.tcp[pkt.flow as usize];
+                flow.sender
+                    .on_ack(&pkt, &sack[..pkt.n_sack as usize], &mut io);
+                let ended = flow.awaiting_end && flow.sender.is_complete();
+                self.flush_tcp(pkt.flow);
+                if ended {
+                    self.transfer_ended(pkt.flow);
+                }
+            }
+            PacketKind::Udp => {
+                let u = pkt.flow as usize - self.tcp.len();
+                self.udp[u].bytes_received += pkt.payload_bytes as u64;
+            }
+        }
+    }
+
+    /// Put a TCP flow's outgoing packets on their routes and schedule its timers.
+    fn flush_tcp(&mut self, f: u32) {
+        let mut out = std::mem::take(&mut self.out_buf);
+        let marker = self.marker_of[f as usize];
+        let conn = self.tcp[f as usize].conn;
+        for &id in &out {
+            self.counters[f as usize].sent += 1;
+            self.pool.get_mut(id).conn = conn;
+            if let Some(m) = marker {
+                let p = self.pool.get_mut(id);
+                if p.kind == PacketKind::TcpData {
+                    let (mk, rng) = &mut self.markers[m as usize];
+                    p.value = mk.mark(self.sched.now(), p.size_bytes, rng);
+                }
+            }
+            let route = self.pool.get(id).route;
+            let first = self.route_links[self.route_start[route as usize] as usize];
+            self.link_enqueue(first, id);
+        }
+        out.clear();
+        self.out_buf = out;
+        let flow = &mut self.tcp[f as usize];
+        if let Some(t) = flow.sender.rto_timer.sync() {
+            self.sched.at(
+                t,
+                Event::TcpTimer {
+                    flow: f,
+                    timer: TcpTimerKind::Rto,
+                },
+            );
+        }
+        if let Some(t) = flow.sender.pacing_timer.sync() {
+            self.sched.at(
+                t,
+                Event::TcpTimer {
+                    flow: f,
+                    timer: TcpTimerKind::Pacing,
+                },
+            );
+        }
+        if let Some(t) = flow.receiver.delack_timer.sync() {
+            self.sched.at(
+                t,
+                Event::TcpTimer {
+                    flow: f,
+                    timer: TcpTimerKind::DelAck,
+                },
+            );
+        }
+    }
+
+    fn tcp_timer(&mut self, f: u32, kind: TcpTimerKind) {
+        let now = self.sched.now();
+        let flow = &mut self.tcp[f as usize];
+        let timer = match kind {
+            TcpTimerKind::Rto => &mut flow.sender.rto_timer,
+            TcpTimerKind::Pacing => &mut flow.sender.pacing_timer,
+            TcpTimerKind::DelAck => &mut flow.receiver.delack_timer,
+        };
+        match timer.on_event(now) {
+            TimerFire::Stale => {}
+            TimerFire::Reschedule(t) => self.sched.at(
+                t,
+                Event::TcpTimer {
+                    flow: f,
+                    timer: kind,
+                },
+            ),
+            TimerFire::Fire => {
+                let mut io = TcpIo {
+                    now_ns: now,
+                    pool: &mut self.pool,
+                    out: &mut self.out_buf,
+                };
+                match kind {
+                    TcpTimerKind::Rto => flow.sender.on_rto(&mut io),
+                    TcpTimerKind::Pacing => flow.sender.on_pacing_timer(&mut io),
+                    TcpTimerKind::DelAck => flow.receiver.on_delack_timer(&mut io),
+                }
+                self.flush_tcp(f);
+            }
+        }
+    }
+
+    fn udp_send(&mut self, u: u32) {
+        let now = self.sched.now();
+        let src = &mut self.udp[u as usize];
+        if now >= src.stop_ns {
+            return;
+        }
+        let p = Packet {
+            kind: PacketKind::Udp,
+            flow: src.flow,
+            route: src.route,
+            size_bytes: src.packet_size,
+            payload_bytes: src.packet_size,
+            ecn: if src.ecn { Ecn::Ect0 } else { Ecn::NotEct },
+            ts_val: now,
+            ..Packet::default()
+        };
+        src.packets_sent += 1;
+        src.bytes_sent += src.packet_size as u64;
+        let gap = src.next_gap_ns();
+        let flow = src.flow;
+        let route = src.route;
+        if now + gap < src.stop_ns {
+            self.sched.at(now + gap, Event::UdpSend(u));
+        }
+        let id = self.pool.alloc(p);
+        if let Some(m) = self.marker_of[flow as usize] {
+            let (mk, rng) = &mut self.markers[m as usize];
+            let size = self.pool.get(id).size_bytes;
+            self.pool.get_mut(id).value = mk.mark(now, size, rng);
+        }
+        self.counters[flow as usize].sent += 1;
+        let first = self.route_links[self.route_start[route as usize] as usize];
+        self.link_enqueue(first, id);
+    }
+}

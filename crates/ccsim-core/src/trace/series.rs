@@ -1,0 +1,232 @@
+//! The per-interval series recorded at every stats tick (`flow_series`, `group_series`,
+//! `cc_trace`, `cc_vars`, `queue_series`, the convergence index) and the per-flow byte
+//! counters they difference.
+
+use crate::cc::{self, CongestionControl};
+use crate::engine::{Event, NS_PER_SEC};
+use crate::qdisc::QueueDisc;
+use crate::sim::world::*;
+use crate::sim::World;
+use crate::stats::jain_index;
+
+/// IPv4 (20) + UDP (8) header bytes: a UDP packet's goodput is its size less these.
+const UDP_IP_HEADER_BYTES: u32 = 28;
+
+/// Time series gathered at every stats tick.
+#[derive(Debug, Default)]
+pub(crate) struct Series {
+    pub(crate) flow_t: Vec<f64>,
+    pub(crate) flow_id: Vec<u32>,
+    pub(crate) flow_goodput: Vec<f64>,
+    pub(crate) flow_throughput: Vec<f64>,
+    pub(crate) flow_bytes: Vec<u64>,
+    pub(crate) flow_drops: Vec<u64>,
+    pub(crate) flow_marks: Vec<u64>,
+    pub(crate) group_t: Vec<f64>,
+    pub(crate) group_protocol: Vec<&'static str>,
+    pub(crate) group_id: Vec<u32>,
+    pub(crate) group_active: Vec<u32>,
+    pub(crate) group_goodput: Vec<f64>,
+    pub(crate) group_throughput: Vec<f64>,
+    /// Jain's index over the TCP flows' bytes delivered since the last TCP flow
+    /// started, per tick (NaN before it): paper 003's convergence measure.
+    pub(crate) convergence_t: Vec<f64>,
+    pub(crate) convergence_jain: Vec<f64>,
+    pub(crate) cc_t: Vec<f64>,
+    pub(crate) cc_id: Vec<u32>,
+    pub(crate) cc_cwnd: Vec<f64>,
+    pub(crate) cc_ssthresh: Vec<f64>,
+    pub(crate) cc_srtt: Vec<f64>,
+    pub(crate) cc_inflight: Vec<f64>,
+    pub(crate) var_t: Vec<f64>,
+    pub(crate) var_id: Vec<u32>,
+    pub(crate) var_name: Vec<String>,
+    pub(crate) var_value: Vec<f64>,
+    pub(crate) q_t: Vec<f64>,
+    pub(crate) q_pkts: Vec<u64>,
+    pub(crate) q_bytes: Vec<u64>,
+    pub(crate) q_sojourn_mean: Vec<f64>,
+    pub(crate) q_sojourn_max: Vec<f64>,
+    pub(crate) q_sojourn_min: Vec<f64>,
+    pub(crate) q_departed_bytes: Vec<u64>,
+    pub(crate) q_utilisation: Vec<f64>,
+    pub(crate) q_arrivals: Vec<u64>,
+    pub(crate) q_drops: Vec<u64>,
+    pub(crate) q_marks: Vec<u64>,
+}
+
+impl World {
+    // ----- statistics ---------------------------------------------------------------
+
+    /// (payload bytes delivered in order to the application, wire bytes received) per
+    /// flow. A UDP packet's payload is its size less the IP and UDP headers.
+    pub(crate) fn flow_bytes(&self) -> FlowBytes {
+        let mut v: FlowBytes = self
+            .tcp
+            .iter()
+            .map(|f| (f.bytes_delivered(), f.wire_received()))
+            .collect();
+        v.extend(self.udp.iter().map(|u| {
+            let packets = u.bytes_received / u64::from(u.packet_size);
+            let payload = u.packet_size.saturating_sub(UDP_IP_HEADER_BYTES);
+            (packets * u64::from(payload), u.bytes_received)
+        }));
+        v
+    }
+
+    /// `(protocol, group)` of flow `i`.
+    pub(crate) fn group_key(&self, i: usize) -> (&'static str, u32) {
+        match self.tcp.get(i) {
+            Some(f) => ("tcp", f.group),
+            None => ("udp", self.udp_groups[i - self.tcp.len()]),
+        }
+    }
+
+    pub(crate) fn stats_tick(&mut self) {
+        let now = self.sched.now();
+        let t = now as f64 / NS_PER_SEC as f64;
+        let iv_s = self.stats_interval_ns as f64 / NS_PER_SEC as f64;
+        let mbps = |bytes: u64| bytes as f64 * 8.0 / iv_s / 1e6;
+        let bytes = self.flow_bytes();
+        // Per-group sums, in first-seen (flow-id) order: TCP groups, then UDP groups.
+        let mut groups: Vec<((&'static str, u32), u32, u64, u64)> = Vec::new();
+        for (i, (&(d, r), &(d0, r0))) in bytes.iter().zip(self.last_tick_bytes.iter()).enumerate() {
+            let c = self.counters[i];
+            let (drops0, marks0) = self.last_tick_signals[i];
+            let s = &mut self.series;
+            s.flow_t.push(t);
+            s.flow_id.push(i as u32);
+            s.flow_goodput.push(mbps(d - d0));
+            s.flow_throughput.push(mbps(r - r0));
+            s.flow_bytes.push(d);
+            s.flow_drops.push(c.dropped - drops0);
+            s.flow_marks.push(c.marked - marks0);
+            self.last_tick_signals[i] = (c.dropped, c.marked);
+            let key = self.group_key(i);
+            let started = match self.tcp.get(i) {
+                Some(f) => f.first_start_ns <= now,
+                None => self.udp[i - self.tcp.len()].start_ns <= now,
+            };
+            match groups.last_mut() {
+                Some(g) if g.0 == key => {
+                    g.1 += u32::from(started);
+                    g.2 += d - d0;
+                    g.3 += r - r0;
+                }
+                _ => groups.push((key, u32::from(started), d - d0, r - r0)),
+            }
+        }
+        for ((protocol, group), active, d, r) in groups {
+            let s = &mut self.series;
+            s.group_t.push(t);
+            s.group_protocol.push(protocol);
+            s.group_id.push(group);
+            s.group_active.push(active);
+            s.group_goodput.push(mbps(d));
+            s.group_throughput.push(mbps(r));
+        }
+        // Paper 003 §4.3: Jain's index of the bytes each bulk TCP flow has delivered
+        // since the last one entered (finite transfers come and go: not counted).
+        if self.convergence_flows.len() >= 2 && now > self.last_tcp_start_ns {
+            let flows = &self.convergence_flows;
+            let base = self
+                .convergence_base
+                .get_or_insert_with(|| flows.iter().map(|&i| bytes[i].0).collect());
+            let since: Vec<f64> = flows
+                .iter()
+                .zip(base.iter())
+                .map(|(&i, b0)| (bytes[i].0 - b0) as f64)
+                .collect();
+            let jain = if since.iter().sum::<f64>() > 0.0 {
+                jain_index(&since)
+            } else {
+                f64::NAN
+            };
+            self.series.convergence_t.push(t);
+            self.series.convergence_jain.push(jain);
+        }
+        self.last_tick_bytes = bytes;
+        for (i, f) in self.tcp.iter().enumerate() {
+            if f.trace {
+                let s = &f.sender;
+                self.series.cc_t.push(t);
+                self.series.cc_id.push(i as u32);
+                self.series.cc_cwnd.push(s.tp.cwnd as f64);
+                self.series
+                    .cc_ssthresh
+                    .push(if s.tp.ssthresh >= cc::INFINITE_SSTHRESH {
+                        f64::NAN
+                    } else {
+                        s.tp.ssthresh as f64
+                    });
+                self.series.cc_srtt.push(s.srtt_ns() as f64 / 1e6);
+                self.series.cc_inflight.push(s.in_flight() as f64);
+                for (name, value) in s.cc.diagnostics() {
+                    self.series.var_t.push(t);
+                    self.series.var_id.push(i as u32);
+                    self.series.var_name.push(name.to_string());
+                    self.series.var_value.push(value);
+                }
+            }
+        }
+        let link = &mut self.links[self.bottleneck as usize];
+        if let Some(tr) = self.qdisc_trace.as_mut() {
+            link.qdisc.state(now, &mut tr.buf);
+            tr.commit(now);
+        }
+        let snap = link.stats.snapshot();
+        let st = &mut link.stats;
+        let has = st.iv_departures > 0;
+        let departed = snap.bytes_departed - self.last_tick_departed;
+        let s = &mut self.series;
+        s.q_t.push(t);
+        s.q_pkts.push(link.qdisc.len_packets() as u64);
+        s.q_bytes.push(link.qdisc.len_bytes());
+        let ms = |ns: u64| if has { ns as f64 / 1e6 } else { f64::NAN };
+        s.q_sojourn_mean.push(if has {
+            st.iv_sojourn_sum_ns as f64 / st.iv_departures as f64 / 1e6
+        } else {
+            f64::NAN
+        });
+        s.q_sojourn_max.push(ms(st.iv_sojourn_max_ns));
+        s.q_sojourn_min.push(ms(st.iv_sojourn_min_ns));
+        s.q_departed_bytes.push(departed);
+        s.q_utilisation
+            .push(departed as f64 * 8.0 / (link.rate_bps as f64 * iv_s));
+        s.q_arrivals
+            .push(snap.arrivals - self.last_tick_queue.arrivals);
+        s.q_drops.push(snap.drops - self.last_tick_queue.drops);
+        s.q_marks.push(snap.marks - self.last_tick_queue.marks);
+        st.iv_sojourn_sum_ns = 0;
+        st.iv_sojourn_max_ns = 0;
+        st.iv_sojourn_min_ns = u64::MAX;
+        st.iv_departures = 0;
+        self.last_tick_queue = snap;
+        self.last_tick_departed = snap.bytes_departed;
+        if now + self.stats_interval_ns <= self.duration_ns {
+            self.sched
+                .at(now + self.stats_interval_ns, Event::StatsTick);
+        }
+    }
+
+    /// Packets of each flow still inside the network (queued or propagating).
+    pub fn packets_in_network(&self) -> Vec<u64> {
+        let mut v = vec![0u64; self.counters.len()];
+        for link in &self.links {
+            for id in link
+                .qdisc
+                .held()
+                .into_iter()
+                .chain(link.in_flight.map(|e| e.id))
+            {
+                v[self.pool.get(id).flow as usize] += 1;
+            }
+        }
+        for dl in &self.lines {
+            for e in &dl.queue {
+                v[self.pool.get(e.id).flow as usize] += 1;
+            }
+        }
+        v
+    }
+}

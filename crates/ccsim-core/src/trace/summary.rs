@@ -1,0 +1,486 @@
+//! The end of a run: the summary over the measurement window (per flow, per group, the
+//! bottleneck, convergence time, flow completion times) and every result table.
+
+use crate::cc::{self};
+use crate::engine::NS_PER_SEC;
+use crate::qdisc::QueueDisc;
+use crate::results::{
+    Column, FctStats, FctSummary, FlowSummary, GroupSummary, QueueSummary, RunOutput, Summary,
+    Table,
+};
+use crate::stats::jain_index;
+use crate::trace::{transfers_table, QdiscStateTrace, QueueEvents, RttSamples, Transfer};
+
+use crate::sim::World;
+
+impl World {
+    /// Summarise the run (`wall_s`: the wall-clock seconds it took).
+    pub fn finish(&self, wall_s: f64) -> RunOutput {
+        let window_s = (self.measure_end_ns - self.measure_start_ns) as f64 / NS_PER_SEC as f64;
+        // Finished transfers, then those still running at the end, by start then flow.
+        let mut transfers = self.transfers.clone();
+        transfers.extend(
+            self.tcp
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.awaiting_end && f.start_ns < self.duration_ns)
+                .map(|(i, f)| f.transfer_row(i as u32)),
+        );
+        transfers.sort_by_key(|t| (t.start_ns, t.flow, t.index));
+        let n_tcp = self.tcp.len();
+        let mut flows = Vec::with_capacity(self.counters.len());
+        for i in 0..self.counters.len() {
+            let (d1, r1) = self.win_end_bytes[i];
+            let (d0, r0) = self.win_start_bytes[i];
+            let goodput = (d1 - d0) as f64 * 8.0 / window_s / 1e6;
+            let throughput = (r1 - r0) as f64 * 8.0 / window_s / 1e6;
+            let c = self.counters[i];
+            flows.push(if i < n_tcp {
+                let f = &self.tcp[i];
+                FlowSummary {
+                    flow_id: i as u32,
+                    group: f.group,
+                    protocol: "tcp".into(),
+                    algorithm: self.cc_names[i].into(),
+                    base_rtt_ms: f.base_rtt_ns as f64 / 1e6,
+                    start_s: f.first_start_ns as f64 / NS_PER_SEC as f64,
+                    size_bytes: transfers
+                        .iter()
+                        .find(|t| t.flow == i as u32 && t.index == 0)
+                        .map(|t| t.size_bytes),
+                    goodput_mbps: goodput,
+                    throughput_mbps: throughput,
+                    bytes_delivered: f.bytes_delivered(),
+                    packets_sent: f.packets_sent(),
+                    retransmits: f.retransmits(),
+                    timeouts: f.timeouts(),
+                    drops: c.dropped,
+                    marks: c.marked,
+                    fct_s: transfers
+                        .iter()
+                        .find(|t| t.flow == i as u32 && t.index == 0)
+                        .and_then(Transfer::fct_s),
+                }
+            } else {
+                let u = &self.udp[i - n_tcp];
+                FlowSummary {
+                    flow_id: i as u32,
+                    group: self.udp_groups[i - n_tcp],
+                    protocol: "udp".into(),
+                    algorithm: match u.pattern {
+                        crate::scenario::UdpPattern::Cbr => "cbr".into(),
+                        crate::scenario::UdpPattern::Poisson => "poisson".into(),
+                    },
+                    base_rtt_ms: self.udp_base_rtt_ns[i - n_tcp] as f64 / 1e6,
+                    start_s: u.start_ns as f64 / NS_PER_SEC as f64,
+                    size_bytes: None,
+                    goodput_mbps: goodput,
+                    throughput_mbps: throughput,
+                    bytes_delivered: u.bytes_received,
+                    packets_sent: u.packets_sent,
+                    retransmits: 0,
+                    timeouts: 0,
+                    drops: c.dropped,
+                    marks: c.marked,
+                    fct_s: None,
+                }
+            });
+        }
+        let bl = &self.links[self.bottleneck as usize];
+        let q0 = self.win_start_queue;
+        let q1 = self.win_end_queue;
+        let arrivals = q1.arrivals - q0.arrivals;
+        let drops = q1.drops - q0.drops;
+        let marks = q1.marks - q0.marks;
+        let utilisation =
+            (q1.bytes_departed - q0.bytes_departed) as f64 * 8.0 / (bl.rate_bps as f64 * window_s);
+        let hist = bl
+            .stats
+            .hist
+            .as_ref()
+            .expect("bottleneck keeps a histogram");
+        let pct = |q: f64| {
+            if hist.is_empty() {
+                f64::NAN
+            } else {
+                hist.value_at_quantile(q) as f64 / 1e6
+            }
+        };
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let bottleneck = QueueSummary {
+            name: bl.name.clone(),
+            discipline: bl.qdisc.kind().into(),
+            arrivals,
+            departures: q1.departures - q0.departures,
+            drops,
+            marks,
+            drop_probability: ratio(drops, arrivals),
+            mark_probability: ratio(marks, arrivals),
+            sojourn_mean_ms: if bl.stats.win_departures == 0 {
+                f64::NAN
+            } else {
+                bl.stats.win_sojourn_sum_ns as f64 / bl.stats.win_departures as f64 / 1e6
+            },
+            sojourn_p50_ms: pct(0.5),
+            sojourn_p90_ms: pct(0.9),
+            sojourn_p99_ms: pct(0.99),
+            utilisation,
+            bytes_departed: q1.bytes_departed - q0.bytes_departed,
+        };
+        let tcp_goodputs: Vec<f64> = flows
+            .iter()
+            .filter(|f| f.protocol == "tcp")
+            .map(|f| f.goodput_mbps)
+            .collect();
+        let jain = if tcp_goodputs.is_empty() {
+            jain_index(&flows.iter().map(|f| f.goodput_mbps).collect::<Vec<_>>())
+        } else {
+            jain_index(&tcp_goodputs)
+        };
+        let groups = group_summaries(&flows);
+        let s = &self.series;
+        let convergence_time_s = s
+            .convergence_t
+            .iter()
+            .zip(&s.convergence_jain)
+            .find(|(_, &j)| j >= 0.95)
+            .map(|(&t, _)| t - self.last_tcp_start_ns as f64 / NS_PER_SEC as f64);
+        let in_window: Vec<&Transfer> = transfers
+            .iter()
+            .filter(|t| (self.measure_start_ns..self.measure_end_ns).contains(&t.start_ns))
+            .collect();
+        let fct = (!transfers.is_empty()).then(|| fct_summary(&in_window));
+        let summary = Summary {
+            ccsim_version: crate::VERSION.into(),
+            seed: self.seed,
+            duration_s: self.duration_ns as f64 / NS_PER_SEC as f64,
+            measure_start_s: self.measure_start_ns as f64 / NS_PER_SEC as f64,
+            measure_end_s: self.measure_end_ns as f64 / NS_PER_SEC as f64,
+            utilisation,
+            jain_index: jain,
+            events: self.sched.executed(),
+            bottleneck_packets: bl.stats.departures,
+            wall_s,
+            flows,
+            groups,
+            bottleneck,
+            convergence_time_s,
+            fct,
+        };
+        let mut tables = self.tables(&summary, hist);
+        tables.push(transfers_table(&transfers));
+        tables.extend(self.trace_tables());
+        RunOutput { summary, tables }
+    }
+
+    pub(crate) fn tables(
+        &self,
+        summary: &Summary,
+        hist: &hdrhistogram::Histogram<u64>,
+    ) -> Vec<Table> {
+        let s = &self.series;
+        let flow_series = Table::new("flow_series")
+            .with("time_s", Column::F64(s.flow_t.clone()))
+            .with("flow_id", Column::U32(s.flow_id.clone()))
+            .with("goodput_mbps", Column::F64(s.flow_goodput.clone()))
+            .with("throughput_mbps", Column::F64(s.flow_throughput.clone()))
+            .with("bytes_delivered", Column::U64(s.flow_bytes.clone()))
+            .with("drops", Column::U64(s.flow_drops.clone()))
+            .with("marks", Column::U64(s.flow_marks.clone()));
+        let group_series = Table::new("group_series")
+            .with("time_s", Column::F64(s.group_t.clone()))
+            .with(
+                "protocol",
+                Column::Str(s.group_protocol.iter().map(|p| (*p).to_owned()).collect()),
+            )
+            .with("group", Column::U32(s.group_id.clone()))
+            .with("flows_started", Column::U32(s.group_active.clone()))
+            .with("goodput_mbps", Column::F64(s.group_goodput.clone()))
+            .with("throughput_mbps", Column::F64(s.group_throughput.clone()));
+        let cc_trace = Table::new("cc_trace")
+            .with("time_s", Column::F64(s.cc_t.clone()))
+            .with("flow_id", Column::U32(s.cc_id.clone()))
+            .with("cwnd_pkts", Column::F64(s.cc_cwnd.clone()))
+            .with("ssthresh_pkts", Column::F64(s.cc_ssthresh.clone()))
+            .with("srtt_ms", Column::F64(s.cc_srtt.clone()))
+            .with("inflight_pkts", Column::F64(s.cc_inflight.clone()));
+        let n = s.q_t.len();
+        let queue_series = Table::new("queue_series")
+            .with("time_s", Column::F64(s.q_t.clone()))
+            .with("queue", Column::Str(vec!["bottleneck".to_string(); n]))
+            .with("qlen_pkts", Column::U64(s.q_pkts.clone()))
+            .with("qlen_bytes", Column::U64(s.q_bytes.clone()))
+            .with("sojourn_mean_ms", Column::F64(s.q_sojourn_mean.clone()))
+            .with("sojourn_max_ms", Column::F64(s.q_sojourn_max.clone()))
+            .with("sojourn_min_ms", Column::F64(s.q_sojourn_min.clone()))
+            .with("departed_bytes", Column::U64(s.q_departed_bytes.clone()))
+            .with("utilisation", Column::F64(s.q_utilisation.clone()))
+            .with("arrivals", Column::U64(s.q_arrivals.clone()))
+            .with("drops", Column::U64(s.q_drops.clone()))
+            .with("marks", Column::U64(s.q_marks.clone()));
+        let (mut cdf_x, mut cdf_y) = (Vec::new(), Vec::new());
+        let total = hist.len();
+        if total > 0 {
+            let mut cum = 0u64;
+            for v in hist.iter_recorded() {
+                cum += v.count_at_value();
+                cdf_x.push(hist.highest_equivalent(v.value_iterated_to()) as f64 / 1e6);
+                cdf_y.push(cum as f64 / total as f64);
+            }
+        }
+        let sojourn_cdf = Table::new("sojourn_cdf")
+            .with(
+                "queue",
+                Column::Str(vec!["bottleneck".to_string(); cdf_x.len()]),
+            )
+            .with("sojourn_ms", Column::F64(cdf_x))
+            .with("cdf", Column::F64(cdf_y));
+        let f = &summary.flows;
+        let f64s = |g: fn(&FlowSummary) -> f64| Column::F64(f.iter().map(g).collect());
+        let u64s = |g: fn(&FlowSummary) -> u64| Column::U64(f.iter().map(g).collect());
+        let flows = Table::new("flows")
+            .with(
+                "flow_id",
+                Column::U32(f.iter().map(|x| x.flow_id).collect()),
+            )
+            .with("group", Column::U32(f.iter().map(|x| x.group).collect()))
+            .with(
+                "protocol",
+                Column::Str(f.iter().map(|x| x.protocol.clone()).collect()),
+            )
+            .with(
+                "algorithm",
+                Column::Str(f.iter().map(|x| x.algorithm.clone()).collect()),
+            )
+            .with("base_rtt_ms", f64s(|x| x.base_rtt_ms))
+            .with("start_s", f64s(|x| x.start_s))
+            .with("size_bytes", u64s(|x| x.size_bytes.unwrap_or(0)))
+            .with("goodput_mbps", f64s(|x| x.goodput_mbps))
+            .with("throughput_mbps", f64s(|x| x.throughput_mbps))
+            .with("bytes_delivered", u64s(|x| x.bytes_delivered))
+            .with("packets_sent", u64s(|x| x.packets_sent))
+            .with("retransmits", u64s(|x| x.retransmits))
+            .with("timeouts", u64s(|x| x.timeouts))
+            .with("drops", u64s(|x| x.drops))
+            .with("marks", u64s(|x| x.marks))
+            .with("fct_s", f64s(|x| x.fct_s.unwrap_or(f64::NAN)));
+        // Conservation accounting: sent = arrived + dropped + in_network, per flow and queue.
+        let in_net = self.packets_in_network();
+        let c = &self.counters;
+        let conservation = Table::new("flow_packets")
+            .with("flow_id", Column::U32((0..c.len() as u32).collect()))
+            .with("sent", Column::U64(c.iter().map(|x| x.sent).collect()))
+            .with(
+                "arrived",
+                Column::U64(c.iter().map(|x| x.arrived).collect()),
+            )
+            .with(
+                "dropped",
+                Column::U64(c.iter().map(|x| x.dropped).collect()),
+            )
+            .with("in_network", Column::U64(in_net));
+        let l = &self.links;
+        let queues = Table::new("queues")
+            .with(
+                "queue",
+                Column::Str(l.iter().map(|x| x.name.clone()).collect()),
+            )
+            .with(
+                "discipline",
+                Column::Str(l.iter().map(|x| x.qdisc.kind().to_string()).collect()),
+            )
+            .with(
+                "arrivals",
+                Column::U64(l.iter().map(|x| x.stats.arrivals).collect()),
+            )
+            .with(
+                "departures",
+                Column::U64(l.iter().map(|x| x.stats.departures).collect()),
+            )
+            .with(
+                "drops",
+                Column::U64(l.iter().map(|x| x.stats.drops).collect()),
+            )
+            .with(
+                "marks",
+                Column::U64(l.iter().map(|x| x.stats.marks).collect()),
+            )
+            .with(
+                "queued",
+                Column::U64(l.iter().map(|x| x.qdisc.len_packets() as u64).collect()),
+            );
+        let cc_vars = Table::new("cc_vars")
+            .with("time_s", Column::F64(s.var_t.clone()))
+            .with("flow_id", Column::U32(s.var_id.clone()))
+            .with("name", Column::Str(s.var_name.clone()))
+            .with("value", Column::F64(s.var_value.clone()));
+        let (mut rt, mut rid, mut rcause, mut rbefore, mut rafter) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        for (i, f) in self.tcp.iter().enumerate() {
+            for r in f.past_reductions.iter().chain(&f.sender.reductions) {
+                rt.push(r.time_ns as f64 / NS_PER_SEC as f64);
+                rid.push(i as u32);
+                rcause.push(
+                    match r.cause {
+                        cc::ReductionCause::Loss => "loss",
+                        cc::ReductionCause::Ecn => "ecn",
+                        cc::ReductionCause::Delay => "delay",
+                    }
+                    .to_string(),
+                );
+                rbefore.push(r.cwnd_before as f64);
+                rafter.push(r.ssthresh_after as f64);
+            }
+        }
+        let cc_reductions = Table::new("cc_reductions")
+            .with("time_s", Column::F64(rt))
+            .with("flow_id", Column::U32(rid))
+            .with("cause", Column::Str(rcause))
+            .with("cwnd_before_pkts", Column::F64(rbefore))
+            .with("ssthresh_after_pkts", Column::F64(rafter));
+        vec![
+            flow_series,
+            group_series,
+            cc_trace,
+            cc_vars,
+            cc_reductions,
+            queue_series,
+            sojourn_cdf,
+            flows,
+            conservation,
+            queues,
+        ]
+    }
+}
+
+impl World {
+    /// The opt-in traces' tables (`qdisc_state`, `rtt_samples`, `queue_events`), each
+    /// present (possibly empty) whatever the options, so every run has the same tables.
+    pub(crate) fn trace_tables(&self) -> Vec<Table> {
+        let mut rtts = RttSamples::default();
+        for (i, f) in self.tcp.iter().enumerate() {
+            rtts.extend(i as u32, &f.past_rtts);
+            if let Some(log) = &f.sender.rtt_log {
+                rtts.extend(i as u32, log);
+            }
+        }
+        vec![
+            self.qdisc_trace.as_ref().map_or_else(
+                || QdiscStateTrace::default().table(),
+                QdiscStateTrace::table,
+            ),
+            rtts.table(),
+            self.queue_events
+                .as_ref()
+                .map_or_else(|| QueueEvents::default().table(), QueueEvents::table),
+        ]
+    }
+}
+
+/// Names of every table a run produces, in the order `RunOutput::tables` lists them.
+pub const TABLE_NAMES: [&str; 14] = [
+    "flow_series",
+    "group_series",
+    "cc_trace",
+    "cc_vars",
+    "cc_reductions",
+    "queue_series",
+    "sojourn_cdf",
+    "flows",
+    "flow_packets",
+    "queues",
+    "transfers",
+    "qdisc_state",
+    "rtt_samples",
+    "queue_events",
+];
+
+/// Per-group goodput and share, TCP groups first (flows are in that order).
+fn group_summaries(flows: &[FlowSummary]) -> Vec<GroupSummary> {
+    let total: f64 = flows.iter().map(|f| f.goodput_mbps).sum();
+    let mut out: Vec<GroupSummary> = Vec::new();
+    for f in flows {
+        match out.last_mut() {
+            Some(g) if g.protocol == f.protocol && g.group == f.group => {
+                g.flows += 1;
+                g.goodput_mbps += f.goodput_mbps;
+                g.throughput_mbps += f.throughput_mbps;
+            }
+            _ => out.push(GroupSummary {
+                protocol: f.protocol.clone(),
+                group: f.group,
+                flows: 1,
+                goodput_mbps: f.goodput_mbps,
+                throughput_mbps: f.throughput_mbps,
+                share: 0.0,
+            }),
+        }
+    }
+    for g in &mut out {
+        g.share = if total > 0.0 {
+            g.goodput_mbps / total
+        } else {
+            0.0
+        };
+    }
+    out
+}
+
+/// Quantile `q` of sorted values by linear interpolation between order statistics
+/// (numpy's default method).
+fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
+    let n = sorted.len();
+    if n == 0 {
+        return None;
+    }
+    let h = (n - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(n - 1);
+    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
+fn fct_stats(transfers: &[&Transfer]) -> FctStats {
+    let mut fcts: Vec<f64> = transfers.iter().filter_map(|t| t.fct_s()).collect();
+    fcts.sort_by(f64::total_cmp);
+    FctStats {
+        size_min_bytes: transfers.iter().map(|t| t.size_bytes).min().unwrap_or(0),
+        size_max_bytes: transfers.iter().map(|t| t.size_bytes).max().unwrap_or(0),
+        transfers: transfers.len() as u64,
+        completed: fcts.len() as u64,
+        mean_s: (!fcts.is_empty()).then(|| fcts.iter().sum::<f64>() / fcts.len() as f64),
+        median_s: quantile_sorted(&fcts, 0.5),
+        p99_s: quantile_sorted(&fcts, 0.99),
+    }
+}
+
+fn fct_summary(transfers: &[&Transfer]) -> FctSummary {
+    let mut sizes: Vec<u64> = transfers.iter().map(|t| t.size_bytes).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let bucket = |size: u64| -> u64 {
+        if sizes.len() <= 16 {
+            size
+        } else {
+            10u64.pow(size.max(1).ilog10())
+        }
+    };
+    let mut keys: Vec<u64> = sizes.iter().map(|&s| bucket(s)).collect();
+    keys.dedup();
+    let by_size = keys
+        .into_iter()
+        .map(|k| {
+            let members: Vec<&Transfer> = transfers
+                .iter()
+                .copied()
+                .filter(|t| bucket(t.size_bytes) == k)
+                .collect();
+            fct_stats(&members)
+        })
+        .collect();
+    FctSummary {
+        all: fct_stats(transfers),
+        by_size,
+    }
+}
+
+// Keep the DropTail limit type reachable for tests that inspect resolved limits.
