@@ -18,9 +18,9 @@ Plot types:
   that x range to its legend label.
 
 Every type: ``panels = "<column>"`` draws one panel per value of that column (its
-``title`` formats the value: ``"G = {}"``); ``series_label`` is a format (``"β = {}"``)
-or a table of labels by value; a ``where`` value may be a list (any of them);
-``xticks`` places the x ticks.
+``title`` formats the value, ``"G = {}"``, or its ``panel_labels`` entry);
+``series_label`` is a format (``"β = {}"``) or a table of labels by value; a ``where``
+value may be a list (any of them); ``xticks`` places the x ticks.
 - ``cdf``: the empirical CDF of column x per series, or, with ``y`` (such as the
   ``sojourn_cdf`` table's ``cdf``), the given curve of every run.
 - ``bars``: the statistic of y per category x, grouped by series.
@@ -66,6 +66,7 @@ PLOT_KEYS = (
     "models",
     "legend",
     "panels",
+    "panel_labels",
     "xticks",
     "series_summary",
 )
@@ -144,6 +145,8 @@ def check_plot(
         isinstance(spec["panels"], str) and (spec["panels"] in columns or "table" in spec)
     ):
         raise ValueError(f"panels: {spec['panels']!r} is not a result column or axis")
+    if not isinstance(spec.get("panel_labels", {}), Mapping):
+        raise ValueError("panel_labels: a table of panel titles' values by value")
     if spec.get("errorbars", True) not in ERRORBARS:
         raise ValueError('errorbars: expected true, false, "std" or "minmax"')
     label = spec.get("series_label")
@@ -252,8 +255,10 @@ def split_panels(panel: Panel) -> list[Panel]:
     for value in _order(data[column]):
         sub = {k: v for k, v in spec.items() if k != "panels"}
         sub["where"] = {**spec.get("where", {}), column: value}
+        sub.pop("panel_labels", None)
         if "title" in spec:
-            sub["title"] = spec["title"].format(value)
+            labels = spec.get("panel_labels", {})
+            sub["title"] = spec["title"].format(labels.get(str(value), value))
         out.append(Panel(sub, panel.rows, panel.curves, panel.markers))
     return out
 

@@ -57,6 +57,17 @@ def _unit(v: Verdict) -> str:
     return f" {v.unit}" if v.unit else ""
 
 
+def _paper(v: Verdict) -> str:
+    return "—" if v.paper is None else f"{_number(v.paper)}{_unit(v)}"
+
+
+def _ccsim(v: Verdict) -> str:
+    """ccsim's value; with the unit where no paper value carries it."""
+    if v.judged or v.ccsim is None:
+        return _number(v.ccsim)
+    return f"{_number(v.ccsim)}{_unit(v)}"
+
+
 def _tolerance(v: Verdict) -> str:
     return "—" if v.tolerance is None else f"±{v.tolerance:g}"
 
@@ -117,7 +128,7 @@ def markdown(out: Path, recs: list[dict[str, Any]]) -> str:
         ]
         for v in verdicts_of(r):
             lines.append(
-                f"| {_md_cell(v.quantity)} | {_number(v.paper)}{_unit(v)} | {_number(v.ccsim)} | "
+                f"| {_md_cell(v.quantity)} | {_paper(v)} | {_ccsim(v)} | "
                 f"{_difference(v)} | {_tolerance(v)} | {v.symbol} | {_md_cell(v.reason or '')} | "
                 f"{_md_cell(v.source)} |"
             )
@@ -182,8 +193,8 @@ def page(recs: list[dict[str, Any]]) -> str:
         for v in verdicts_of(r):
             cls = "ok" if v.ok else "miss" if v.judged else "result"
             parts.append(
-                f"<tr><td>{e(v.quantity)}</td><td>{_number(v.paper)}{e(_unit(v))}</td>"
-                f"<td>{_number(v.ccsim)}</td><td>{_difference(v)}</td><td>{_tolerance(v)}</td>"
+                f"<tr><td>{e(v.quantity)}</td><td>{e(_paper(v))}</td>"
+                f"<td>{e(_ccsim(v))}</td><td>{_difference(v)}</td><td>{_tolerance(v)}</td>"
                 f'<td class="{cls}">{v.symbol}</td><td>{e(v.reason or "")}</td>'
                 f"<td>{e(v.source)}</td></tr>"
             )

@@ -174,11 +174,14 @@ def _panel(
     ]
     markers = []
     for check in exp.checks:
-        at = check.at or check.where
-        if check.value is None or check.sweep != name or check.metric != spec.get("y"):
+        if check.sweep != name or check.metric != spec.get("y"):
             continue
-        if spec["x"] in at:
+        at = check.at or check.where
+        if check.value is not None and spec["x"] in at:
             markers.append(Marker(float(at[spec["x"]]), check.value, f"{check.value:g}"))
+        for point, value in check.values:  # a table of the paper's: one star per row
+            if spec["x"] in point:
+                markers.append(Marker(float(point[spec["x"]]), value, f"{value:g}"))
     return Panel(spec, rows, curves, markers)
 
 
