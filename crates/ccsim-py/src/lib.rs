@@ -283,11 +283,20 @@ fn tvf_from_py(spec: &Bound<'_, PyAny>) -> PyResult<ccsim_core::ppv::tvf::Tvf> {
             ))
         });
     }
-    let points: Vec<(f64, f64)> = spec.extract().map_err(|_| {
+    let expected = || {
         PyValueError::new_err(
             "expected a value function name like \"gold\" or [[rate_bps, value], ...] points",
         )
-    })?;
+    };
+    // Lists or tuples of two numbers each.
+    let rows: Vec<Vec<f64>> = spec.extract().map_err(|_| expected())?;
+    let points = rows
+        .iter()
+        .map(|r| match r.as_slice() {
+            [rate, value] => Ok((*rate, *value)),
+            _ => Err(expected()),
+        })
+        .collect::<PyResult<Vec<(f64, f64)>>>()?;
     Tvf::from_points(&points).map_err(PyValueError::new_err)
 }
 
@@ -302,9 +311,17 @@ fn tvf_values(spec: &Bound<'_, PyAny>, rates_bps: Vec<f64>) -> PyResult<Vec<f64>
 /// `(congestion threshold value, [per-flow bit/s of each class])`.
 #[pyfunction]
 fn tvf_ideal_shares(
-    classes: Vec<(Bound<'_, PyAny>, u32)>,
+    classes: Vec<(Bound<'_, PyAny>, i64)>,
     capacity_bps: f64,
 ) -> PyResult<(f64, Vec<f64>)> {
+    if let Some((_, n)) = classes
+        .iter()
+        .find(|(_, n)| !(1..=i64::from(u32::MAX)).contains(n))
+    {
+        return Err(PyValueError::new_err(format!(
+            "flows: expected a whole number of flows >= 1 per class, got {n}"
+        )));
+    }
     if !(capacity_bps.is_finite() && capacity_bps > 0.0) {
         return Err(PyValueError::new_err(format!(
             "capacity_bps: expected a positive number, got {capacity_bps}"
@@ -317,7 +334,7 @@ fn tvf_ideal_shares(
     let pairs: Vec<_> = tvfs
         .iter()
         .zip(&classes)
-        .map(|(t, (_, n))| (t, *n))
+        .map(|(t, (_, n))| (t, *n as u32))
         .collect();
     Ok(ccsim_core::ppv::tvf::ideal_shares(&pairs, capacity_bps))
 }

@@ -885,7 +885,7 @@ fn resolve_flow(
     let thinks: Vec<Vec<SimDuration>> = match f.repeat.as_ref().and_then(|r| r.0.think.as_ref()) {
         None => vec![vec![SimDuration::default(); times - 1]; count],
         Some(raw) => {
-            let d = raw.resolve(&join(&prefix, "repeat.think"))?;
+            let d = raw.resolve(&join(&join(&prefix, "repeat"), "think"))?;
             let mut rng = value_stream(seed, false, i, Field::Think);
             (0..count)
                 .map(|_| {
@@ -1249,10 +1249,15 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
             }
         }
     };
-    if flows.is_empty() && udp.is_empty() {
+    if flows.iter().all(|g| g.count == 0) && udp.is_empty() {
+        let why = if flows.is_empty() {
+            "add a [[flows]] or [[udp]] group"
+        } else {
+            "its arrivals drew no flow inside their windows"
+        };
         return Err(error(
             "flows",
-            "the scenario has no traffic: add a [[flows]] or [[udp]] group",
+            format!("the scenario has no traffic: {why}"),
         ));
     }
     Ok(Scenario {
