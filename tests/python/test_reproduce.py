@@ -79,9 +79,17 @@ def test_unknown_experiment_is_bad_input(tmp_path: Path, name: str):
 @pytest.mark.parametrize("path", experiment_paths(), ids=lambda p: f"{p.parent.name}:{p.stem}")
 def test_every_shipped_experiment_validates(path: Path):
     exp = load_experiment(path)  # the sweeps (full and quick) are checked by the core too
-    assert exp.checks, "an experiment states the paper's numbers it is judged by"
+    # the paper's numbers it is judged by, or (where the paper has none) ccsim's results
+    assert exp.checks or exp.results
     for check in exp.checks:
         assert check.source["quote"] and check.tolerance_why
+    for result in exp.results:
+        assert not result.judged
+    for name in exp.sweeps:  # a shared sweep's store is its owner's, which exists
+        owner, _ = exp.owner(name)
+        assert owner == exp.slug or owner.replace("_", ":", 1) in {
+            f"{p.parent.name}:{p.stem}" for p in experiment_paths()
+        }
 
 
 def _broken(tmp_path: Path, old: str, new: str) -> Path:

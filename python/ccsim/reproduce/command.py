@@ -79,12 +79,12 @@ def reproduce(
             verdicts = verdicts_of(record)
             judged = [v for v in verdicts if v.judged]
             passed = sum(v.ok for v in judged)
-            line = (
-                f"{exp.id}: {record['runs']} runs ({record['mode']}), "
-                f"{passed}/{len(judged)} checks within tolerance"
-            )
+            line = f"{exp.id}: {record['runs']} runs ({record['mode']}), "
+            if judged:
+                line += f"{passed}/{len(judged)} checks within tolerance"
             if len(judged) < len(verdicts):
-                line += f", {len(verdicts) - len(judged)} results without a paper number"
+                line += ", " if judged else ""
+                line += f"{len(verdicts) - len(judged)} results without a paper number"
             if options.timing:
                 line += f", {record['wall_s']:.2f} s"
             total += record["wall_s"]
