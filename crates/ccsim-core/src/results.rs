@@ -60,6 +60,8 @@ pub struct FlowSummary {
     pub flow_id: u32,
     /// Index of the `[[flows]]` or `[[udp]]` group the flow came from.
     pub group: u32,
+    /// The group's `name`, if it has one.
+    pub group_name: Option<String>,
     /// "tcp" or "udp".
     pub protocol: String,
     /// Congestion-control name for TCP, traffic pattern for UDP.
@@ -115,6 +117,8 @@ pub struct GroupSummary {
     pub protocol: String,
     /// Index of the group among its kind.
     pub group: u32,
+    /// The group's `name`, if it has one.
+    pub name: Option<String>,
     pub flows: u32,
     /// Sum of the group's flows' goodput and wire throughput, Mbit/s.
     pub goodput_mbps: f64,

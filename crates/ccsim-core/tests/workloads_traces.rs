@@ -253,7 +253,16 @@ fn codel_state_queue_events_and_rtt_samples_are_recorded() {
 fn optional_traces_are_empty_unless_asked_for() {
     let out = run(
         "duration = \"5s\"\n[bottleneck]\nrate = \"10Mbps\"\nqueue = \"codel\"\n\
-         [[flows]]\nrtt = \"50ms\"\ntrace = true\n",
+         [[flows]]\nname = \"Gold\"\nrtt = \"50ms\"\ntrace = true\n\
+         [[udp]]\nrate = \"1Mbps\"\nrtt = \"50ms\"\n",
+    );
+    // Group names reach the tables and the summary (empty when not given).
+    assert_eq!(strs(table(&out, "flows"), "group_name"), ["Gold", ""]);
+    assert_eq!(out.summary.groups[0].name.as_deref(), Some("Gold"));
+    assert_eq!(out.summary.groups[1].name, None);
+    assert_eq!(
+        &strs(table(&out, "group_series"), "name")[..2],
+        ["Gold", ""]
     );
     assert_eq!(table(&out, "queue_events").num_rows(), 0);
     assert_eq!(table(&out, "rtt_samples").num_rows(), 0);

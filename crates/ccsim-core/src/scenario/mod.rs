@@ -136,6 +136,8 @@ pub struct PpvSpec {
 /// A `[[flows]]` group of `count` identical TCP flows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpFlowGroup {
+    /// Display name for tables and plots (`name = "Gold"`).
+    pub name: Option<String>,
     /// Number of identical flows (>= 1, default 1).
     pub count: u32,
     /// Congestion control (default `newreno`).
@@ -204,6 +206,8 @@ pub enum UdpPattern {
 /// A `[[udp]]` group of `count` identical UDP sources.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UdpGroup {
+    /// Display name for tables and plots.
+    pub name: Option<String>,
     /// Number of identical sources (>= 1, default 1).
     pub count: u32,
     /// Traffic pattern (default cbr).
@@ -923,6 +927,7 @@ fn resolve_flow(
     }
     changes.sort_by_key(|c| c.at);
     let group = TcpFlowGroup {
+        name: f.name.map(|g| g.value.0),
         count: count as u32,
         cc: f.cc.map_or_else(
             || AlgoSpec {
@@ -992,6 +997,7 @@ fn resolve_udp(u: RawUdp, i: usize, seed: u64) -> Result<(UdpGroup, StartSpec), 
         None => ByteSize { bytes: 1500 },
     };
     let group = UdpGroup {
+        name: u.name.map(|g| g.value.0),
         count: count as u32,
         pattern: u.pattern.map_or(UdpPattern::Cbr, |g| g.value),
         packet_size,

@@ -93,6 +93,23 @@ impl Leaf for ParamValue {
     }
 }
 
+/// A group's display name (`name = "Gold"`): 1 to 60 characters, stored trimmed.
+pub(super) struct Label(pub String);
+
+impl Leaf for Label {
+    fn expected() -> Cow<'static, str> {
+        Cow::Borrowed("a name of 1 to 60 characters like \"Gold\"")
+    }
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        match lit {
+            Lit::S(s) if (1..=60).contains(&s.trim().chars().count()) => {
+                Ok(Label(s.trim().to_owned()))
+            }
+            _ => Err(mismatch(&Self::expected(), lit)),
+        }
+    }
+}
+
 /// An algorithm name: non-empty, stored trimmed and lower-cased.
 pub(super) struct Kind(pub String);
 
@@ -490,6 +507,7 @@ pub(super) struct RawFlow {
     pub ppv: Option<RawPpv>,
     pub arrivals: Option<Table<RawArrivals>>,
     pub repeat: Option<Table<RawRepeat>>,
+    pub name: Option<Given<Label>>,
 }
 
 /// `arrivals = { poisson = "2/s", start = "10s", end = "60s" }` or `{ gap = <value or
@@ -552,4 +570,5 @@ pub(super) struct RawUdp {
     pub stop: Option<Given<SimDuration>>,
     pub access_rate: Option<Given<DataRate>>,
     pub ppv: Option<RawPpv>,
+    pub name: Option<Given<Label>>,
 }

@@ -436,6 +436,10 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         tcp,
         udp,
         udp_groups,
+        group_names: (
+            sc.flows.iter().map(|g| g.name.clone()).collect(),
+            sc.udp.iter().map(|g| g.name.clone()).collect(),
+        ),
         udp_base_rtt_ns,
         counters: vec![FlowCounters::default(); n_flows],
         out_buf: Vec::with_capacity(64),

@@ -169,6 +169,8 @@ pub struct World {
     pub(crate) tcp: Vec<TcpFlow>,
     pub(crate) udp: Vec<UdpSource>,
     pub(crate) udp_groups: Vec<u32>,
+    /// The `[[flows]]` and `[[udp]]` groups' names, if given.
+    pub(crate) group_names: (Vec<Option<String>>, Vec<Option<String>>),
     pub(crate) udp_base_rtt_ns: Vec<u64>,
     pub(crate) counters: Vec<FlowCounters>,
     pub(crate) out_buf: Vec<PacketId>,

@@ -40,6 +40,7 @@ impl World {
                 FlowSummary {
                     flow_id: i as u32,
                     group: f.group,
+                    group_name: self.group_names.0[f.group as usize].clone(),
                     protocol: "tcp".into(),
                     algorithm: self.cc_names[i].into(),
                     base_rtt_ms: f.base_rtt_ns as f64 / 1e6,
@@ -66,6 +67,7 @@ impl World {
                 FlowSummary {
                     flow_id: i as u32,
                     group: self.udp_groups[i - n_tcp],
+                    group_name: self.group_names.1[self.udp_groups[i - n_tcp] as usize].clone(),
                     protocol: "udp".into(),
                     algorithm: match u.pattern {
                         crate::scenario::UdpPattern::Cbr => "cbr".into(),
@@ -194,6 +196,23 @@ impl World {
                 Column::Str(s.group_protocol.iter().map(|p| (*p).to_owned()).collect()),
             )
             .with("group", Column::U32(s.group_id.clone()))
+            .with(
+                "name",
+                Column::Str(
+                    s.group_protocol
+                        .iter()
+                        .zip(&s.group_id)
+                        .map(|(p, &g)| {
+                            let names = if *p == "tcp" {
+                                &self.group_names.0
+                            } else {
+                                &self.group_names.1
+                            };
+                            names[g as usize].clone().unwrap_or_default()
+                        })
+                        .collect(),
+                ),
+            )
             .with("flows_started", Column::U32(s.group_active.clone()))
             .with("goodput_mbps", Column::F64(s.group_goodput.clone()))
             .with("throughput_mbps", Column::F64(s.group_throughput.clone()));
@@ -244,6 +263,14 @@ impl World {
                 Column::U32(f.iter().map(|x| x.flow_id).collect()),
             )
             .with("group", Column::U32(f.iter().map(|x| x.group).collect()))
+            .with(
+                "group_name",
+                Column::Str(
+                    f.iter()
+                        .map(|x| x.group_name.clone().unwrap_or_default())
+                        .collect(),
+                ),
+            )
             .with(
                 "protocol",
                 Column::Str(f.iter().map(|x| x.protocol.clone()).collect()),
@@ -408,6 +435,7 @@ fn group_summaries(flows: &[FlowSummary]) -> Vec<GroupSummary> {
             }
             _ => out.push(GroupSummary {
                 protocol: f.protocol.clone(),
+                name: f.group_name.clone(),
                 group: f.group,
                 flows: 1,
                 goodput_mbps: f.goodput_mbps,
