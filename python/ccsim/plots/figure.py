@@ -22,7 +22,13 @@ Every type: ``panels = "<column>"`` draws one panel per value of that column (it
 ``series_label`` is a format (``"β = {}"``) or a table of labels by value; a ``where``
 value may be a list (any of them); ``xticks`` places the x ticks.
 - ``cdf``: the empirical CDF of column x per series, or, with ``y`` (such as the
-  ``sojourn_cdf`` table's ``cdf``), the given curve of every run.
+  ``sojourn_cdf`` table's ``cdf``), the given curve of every run; ``pool = true`` draws
+  instead one curve per series, the mean of its runs' CDFs (each run weighs the same:
+  the distribution pooled over runs of equal length).
+
+A reference curve whose ``args`` name a column other than x and series (paper 003's b,
+measured per run) is the model evaluated at each row, its ``statistic`` per point,
+drawn dashed through the points.
 - ``bars``: the statistic of y per category x, grouped by series.
 """
 
@@ -69,6 +75,7 @@ PLOT_KEYS = (
     "panel_labels",
     "xticks",
     "series_summary",
+    "pool",
 )
 ERRORBARS = (True, False, "std", "minmax")
 SUMMARY_KEYS = ("statistic", "from", "to", "format")
@@ -185,10 +192,14 @@ def check_plot(
         if kind != "lines":
             raise ValueError(f"models[{i}]: reference curves are drawn on lines plots")
         for name, arg in dict(model.get("args", {})).items():
-            if isinstance(arg, str) and arg not in (spec.get("x"), spec.get("series")):
+            panel_axes = (spec.get("x"), spec.get("series"))
+            if isinstance(arg, str) and arg not in panel_axes and arg not in columns:
                 raise ValueError(
-                    f"models[{i}].args.{name}: {arg!r} must be the panel's x or series column"
+                    f"models[{i}].args.{name}: {arg!r} must be the panel's x or series "
+                    "column, or a result column"
                 )
+    if "pool" in spec and (kind != "cdf" or not isinstance(spec["pool"], bool)):
+        raise ValueError("pool: true or false, on cdf plots")
 
 
 def _is_number(value: Any) -> bool:
@@ -302,16 +313,51 @@ def _draw_lines(ax: Axes, panel: Panel) -> None:
             ax.errorbar(px, py, yerr=err, fmt="o-", color=colour, ms=4, capsize=3, label=label)
         else:
             ax.plot(px, py, "o-", color=colour, ms=4, label=label)
-    if panel.curves:
+    measured = [c for c in panel.curves if _measured(c, spec)]
+    for curve in measured:
+        for line in _order(groups):
+            points = _modelled(curve, spec, data, line)
+            if points:
+                px, py = zip(*points, strict=True)
+                ax.plot(px, py, "x--", color=colours.get(line, "k"), lw=1, ms=5, alpha=0.8)
+        ax.plot([], [], "kx--", lw=1, label=curve.label)
+    if any(c not in measured for c in panel.curves):
         xs = [float(x) for g in groups.values() for x in g]
         low, high = spec.get("xlim") or [min(xs, default=0.0), max(xs, default=1.0)]
         grid = np.linspace(float(low), float(high), CURVE_POINTS)
         lines = _order(groups) or [None]
-        for curve in panel.curves:
+        for curve in (c for c in panel.curves if c not in measured):
             for line in lines:
                 ys = [curve.function(**_curve_args(curve, spec, x, line)) for x in grid]
                 ax.plot(grid, ys, "--", color=colours.get(line, "k"), lw=1, alpha=0.8)
             ax.plot([], [], "k--", lw=1, label=curve.label)
+
+
+def _measured(curve: Curve, spec: Mapping[str, Any]) -> bool:
+    """A curve with an argument measured per run (not the panel's x or series)."""
+    return any(
+        isinstance(a, str) and a not in (spec.get("x"), spec.get("series"))
+        for a in curve.args.values()
+    )
+
+
+def _modelled(
+    curve: Curve, spec: Mapping[str, Any], data: Mapping[str, list[Any]], line: Any
+) -> list[tuple[float, float]]:
+    """(x, statistic of the model at each row of this line there), by x."""
+    stat = _STATISTICS[spec.get("statistic", "mean")]
+    n = len(data[spec["x"]])
+    series = data[spec["series"]] if "series" in spec else [None] * n
+    by_x: dict[Any, list[float]] = defaultdict(list)
+    for i in range(n):
+        if series[i] != line:
+            continue
+        args: dict[str, Any] = {}
+        for name, arg in curve.args.items():
+            args[name] = data[arg][i] if isinstance(arg, str) else arg
+        if all(v is not None and not (isinstance(v, float) and np.isnan(v)) for v in args.values()):
+            by_x[data[spec["x"]][i]].append(float(curve.function(**args)))
+    return [(float(x), float(stat(np.array(v)))) for x, v in sorted(by_x.items()) if v]
 
 
 def _curve_args(curve: Curve, spec: Mapping[str, Any], x: float, line: Any) -> dict[str, Any]:
@@ -352,7 +398,22 @@ def _draw_cdf(ax: Axes, panel: Panel) -> None:
     for i, line in enumerate(_order(series)):
         rows = [k for k in range(n) if series[k] == line]
         label = _series_label(spec, line)
-        if "y" in spec:  # a CDF per run, as the run computed it
+        if "y" in spec and spec.get("pool"):  # the mean of the runs' CDFs
+            runs = data.get("run", [0] * n)
+            curves = defaultdict(list)
+            for k in rows:
+                curves[runs[k]].append((float(data[spec["x"]][k]), float(data[spec["y"]][k])))
+            grid = np.unique([x for pts in curves.values() for x, _ in pts])
+            total = np.zeros(len(grid))
+            for pts in curves.values():
+                pts.sort()
+                xs, ys = np.array(pts).T
+                # a step CDF: the value at the last point at or below each grid x
+                idx = np.searchsorted(xs, grid, side="right") - 1
+                total += np.where(idx >= 0, ys[np.clip(idx, 0, None)], 0.0)
+            if len(grid):
+                ax.step(grid, total / len(curves), where="post", color=f"C{i}", label=label)
+        elif "y" in spec:  # a CDF per run, as the run computed it
             runs = data.get("run", [0] * n)
             for j, run in enumerate(_order(runs[k] for k in rows)):
                 pts = sorted(

@@ -13,7 +13,6 @@ shipped file.
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
@@ -25,8 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from ccsim.plots.figure import check_plot
-from ccsim.reproduce.metrics import SUMMARY_KEYS, MetricError
-from ccsim.reproduce.metrics import parse as parse_metric
+from ccsim.reproduce.metrics import (
+    SUMMARY_KEYS,
+    Baseline,
+    Metric,
+    MetricError,
+    parse_metric,
+    tables_used,
+)
 from ccsim.reproduce.models import MODELS
 from ccsim.sweep_spec import RESERVED_COLUMNS, SWEEP_KEYS, Sweep, SweepError, load_sweep
 
@@ -164,8 +169,9 @@ class Experiment:
     checks: tuple[Check, ...]
     path: Path
     results: tuple[Check, ...] = ()
-    #: name -> expression text of the derived metrics (``[metrics]``)
-    metrics: dict[str, str] = field(default_factory=dict)
+    #: name -> expression text of the derived metrics (``[metrics]``), or a baseline
+    #: table ``{ of, baseline, compare }``
+    metrics: dict[str, Any] = field(default_factory=dict)
     #: sweep name -> (slug of the experiment whose directory holds its store, the name
     #: of the sweep there): the experiment itself, or the one a ``from`` names
     owners: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -189,7 +195,7 @@ class Experiment:
         """(directory slug, sweep name) of the store of sweep ``name``."""
         return self.owners.get(name, (self.slug, name))
 
-    def parsed_metrics(self) -> dict[str, ast.expr]:
+    def parsed_metrics(self) -> dict[str, Metric]:
         """The derived metrics, parsed (validated when the file was loaded)."""
         return {n: parse_metric(e, SUMMARY_KEYS | self.axes) for n, e in self.metrics.items()}
 
@@ -354,7 +360,8 @@ def load_experiment(path: Path) -> Experiment:
     )
     expanded = {(name, q): exp.load_sweep(name, q) for name in sweeps for q in (False, True)}
     axes = frozenset(a.name for sweep in expanded.values() for a in sweep.axes)
-    metrics = _metrics(w, doc.get("metrics", {}), axes)
+    kept = {t for sweep in expanded.values() for t in sweep.series}
+    metrics = _metrics(w, doc.get("metrics", {}), axes, kept)
     exp = replace(exp, metrics=metrics, axes=axes)
     if not exp.plots:
         raise w.error("plots", "an experiment draws at least one [[plots]] panel")
@@ -382,18 +389,24 @@ def load_experiment(path: Path) -> Experiment:
     return replace(exp, checks=checks, results=results)
 
 
-def _metrics(w: _Where, raw: Any, axes: frozenset[str]) -> dict[str, str]:
+def _metrics(w: _Where, raw: Any, axes: frozenset[str], kept: set[str]) -> dict[str, Any]:
+    """``[metrics]``: each an expression (or a baseline table); a table column it reads
+    must be kept by some sweep (its ``series``)."""
     table = w.table(raw, "metrics", tuple(raw) if isinstance(raw, Mapping) else ())
     metrics = {}
     for name, expression in table.items():
         if not _METRIC.match(name) or "[" in name or name in RESERVED_COLUMNS or name in axes:
             raise w.error(f"metrics.{name}", "a metric's name is a new column name (a-z, 0-9, _)")
-        if not isinstance(expression, str):
-            raise w.error(f"metrics.{name}", "expected an expression string")
         try:
-            parse_metric(expression, SUMMARY_KEYS | axes)
+            parsed = parse_metric(expression, SUMMARY_KEYS | axes)
         except MetricError as exc:
             raise w.error(f"metrics.{name}", str(exc)) from exc
+        tree = parsed.of if isinstance(parsed, Baseline) else parsed
+        for t, _ in sorted(tables_used(tree)):
+            if t not in kept:
+                raise w.error(
+                    f"metrics.{name}", f"table {t!r} is not kept by any sweep (add it to series)"
+                )
         metrics[name] = expression
     return metrics
 
@@ -546,8 +559,18 @@ def _check(
         args = c.get("args", {})
         _check_args(w, key, c["model"], args)
         for p, v in args.items():
-            if isinstance(v, str) and v not in per:
-                raise w.error(f"{key}.args.{p}", f"column {v!r} must be one of per = {per}")
+            # a column of per is the group's value; any other column (b measured per
+            # run) evaluates the model run by run, then takes the check's statistic
+            if isinstance(v, str) and v not in per and v not in metrics:
+                try:
+                    column, _ = metric_column(v)
+                except ValueError:
+                    column = ""
+                if column not in NUMERIC_COLUMNS or column in LIST_COLUMNS:
+                    raise w.error(
+                        f"{key}.args.{p}",
+                        f"column {v!r} must be one of per = {per}, a metric or a result column",
+                    )
     elif "values" in c:
         if not per:
             raise w.error(f"{key}.per", "a table of values has one row per group of per")

@@ -15,6 +15,20 @@ minus, ``min(...)``, ``max(...)``, ``abs(...)``, and paths into the run's ``summ
 ``flows[0].goodput_mbps``) or the run's axis columns (``rtt_ms``). A path that does not
 exist in a run (a flow index past the end, a ``null``) makes that run's value missing;
 division by zero too. Nothing is executed: the expression is parsed once and walked.
+
+**Per-table statistics.** ``tables.<table>.<column>`` names a column of a per-run table
+the sweep keeps (its ``series``), as the argument of a statistic: ``mean``, ``median``,
+``sum``, ``count``, ``min``, ``max`` (one argument) or ``quantile(tables.t.c, q)``. Rows
+of a table with a ``time_s`` column count only inside the run's measurement window, or,
+with two more arguments, inside ``[from, to)`` seconds: ``sum(tables.queue_series.
+departed_bytes, 0, 20)``. Paper 003's Fig. 4 takes b as ``median(tables.queue_events.
+qlen_pkts)``: the queue length at each loss. A run without rows has no value.
+
+**Relative to a baseline.** A metric given as a table, ``gain = { of = "<expression>",
+baseline = { beta_ecn = 0.5 }, compare = "gain_pct" }``, divides (``ratio``; ``gain_pct``
+is 100 (ratio - 1)) or subtracts (``difference``) the mean of ``of`` over the ok runs at
+the baseline's axis values that share every other axis value with the run ("the gain in
+bytes departed over beta_ecn = 0.5").
 """
 
 from __future__ import annotations
@@ -23,9 +37,12 @@ import ast
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 #: Top-level keys of ``summary.json`` an expression may start from.
 SUMMARY_KEYS = frozenset(
@@ -46,6 +63,20 @@ SUMMARY_KEYS = frozenset(
     }
 )
 _FUNCTIONS: dict[str, Callable[..., float]] = {"min": min, "max": max, "abs": abs}
+#: Statistics of a per-run table's column: ``median(tables.queue_events.qlen_pkts)``.
+TABLE_STATISTICS: dict[str, Callable[..., float]] = {
+    "mean": lambda v: float(np.mean(v)),
+    "median": lambda v: float(np.median(v)),
+    "sum": lambda v: float(np.sum(v)),
+    "count": lambda v: float(len(v)),
+    "min": lambda v: float(np.min(v)),
+    "max": lambda v: float(np.max(v)),
+    "quantile": lambda v, q: float(np.quantile(v, q)),
+}
+#: The scope key under which a run's tables travel (not a summary key: no path reaches it).
+TABLES = "tables"
+COMPARES = ("gain_pct", "ratio", "difference")
+BASELINE_KEYS = ("of", "baseline", "compare")
 _OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
@@ -73,7 +104,43 @@ def parse(expression: str, names: set[str] | frozenset[str]) -> ast.expr:
     return tree
 
 
+def table_column(node: ast.AST) -> tuple[str, str] | None:
+    """``tables.<table>.<column>`` -> (table, column); anything else None."""
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == TABLES
+    ):
+        return node.value.attr, node.attr
+    return None
+
+
+def tables_used(tree: ast.AST) -> set[tuple[str, str]]:
+    """Every (table, column) an expression reads."""
+    return {tc for node in ast.walk(tree) if (tc := table_column(node)) is not None}
+
+
+def _table_call(node: ast.Call) -> bool:
+    return bool(node.args) and table_column(node.args[0]) is not None
+
+
 def _check(node: ast.AST, names: set[str] | frozenset[str]) -> None:
+    if isinstance(node, ast.Call) and _table_call(node):
+        name = node.func.id if isinstance(node.func, ast.Name) else ""
+        if name not in TABLE_STATISTICS:
+            raise MetricError(f"a table column's statistics: {', '.join(TABLE_STATISTICS)}")
+        extra = len(node.args) - 1 - (name == "quantile")
+        if node.keywords or extra not in (0, 2) or (name == "quantile" and len(node.args) < 2):
+            raise MetricError(
+                f"{name}(tables.<table>.<column>{', q' if name == 'quantile' else ''}"
+                "[, from_s, to_s])"
+            )
+        for arg in node.args[1:]:
+            _check(arg, names)
+        return
+    if table_column(node) is not None:
+        raise MetricError("a table column goes inside a statistic: median(tables.t.column)")
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             raise MetricError(f"{node.value!r}: only numbers are constants")
@@ -127,11 +194,43 @@ def _eval(node: ast.AST, scope: Mapping[str, Any]) -> float:
         return -_eval(node.operand, scope)
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
+        if _table_call(node):
+            return _table_statistic(node, scope)
         return float(_FUNCTIONS[node.func.id](*(_eval(a, scope) for a in node.args)))
     value = _path(node, scope)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _Missing
     return float(value)
+
+
+def _table_statistic(node: ast.Call, scope: Mapping[str, Any]) -> float:
+    """A statistic of one column of one of the run's tables, inside the measurement
+    window (or the ``from_s, to_s`` given) when the table has a ``time_s`` column."""
+    assert isinstance(node.func, ast.Name)
+    name = node.func.id
+    table, column = table_column(node.args[0])  # type: ignore[misc]
+    columns = scope.get(TABLES, {}).get(table)
+    if columns is None or column not in columns:
+        raise _Missing
+    values = np.asarray(columns[column], dtype=float)
+    rest = [_eval(a, scope) for a in node.args[1:]]
+    q = rest.pop(0) if name == "quantile" else None
+    if "time_s" in columns:
+        if rest:
+            low, high = rest
+        else:
+            low = float(scope.get("measure_start_s") or 0.0)
+            high = scope.get("measure_end_s")
+            high = math.inf if high is None else float(high)
+        t = np.asarray(columns["time_s"], dtype=float)
+        values = values[(t >= low) & (t < high)]
+    values = values[np.isfinite(values)]
+    if name == "count":
+        return float(len(values))
+    if not len(values):
+        raise _Missing
+    stat = TABLE_STATISTICS[name]
+    return stat(values, q) if q is not None else stat(values)
 
 
 def _path(node: ast.AST, scope: Mapping[str, Any]) -> Any:
@@ -153,11 +252,50 @@ def _path(node: ast.AST, scope: Mapping[str, Any]) -> Any:
     raise _Missing
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """A metric relative to a baseline row of the same sweep (see the module doc)."""
+
+    of: ast.expr
+    baseline: dict[str, Any]
+    compare: str
+
+
+Metric = ast.expr | Baseline
+
+
+def parse_metric(raw: Any, names: set[str] | frozenset[str]) -> Metric:
+    """A ``[metrics]`` entry: an expression string, or a baseline table."""
+    if isinstance(raw, str):
+        return parse(raw, names)
+    if not isinstance(raw, Mapping):
+        raise MetricError("expected an expression string or { of, baseline, compare }")
+    unknown = sorted(set(raw) - set(BASELINE_KEYS))
+    if unknown:
+        raise MetricError(f"{unknown[0]}: unknown key (expected: {', '.join(BASELINE_KEYS)})")
+    if not isinstance(raw.get("of"), str):
+        raise MetricError("of: expected an expression string")
+    baseline = raw.get("baseline")
+    if not isinstance(baseline, Mapping) or not baseline:
+        raise MetricError("baseline: expected a table of axis = value")
+    missing = sorted(set(baseline) - set(names))
+    if missing:
+        raise MetricError(f"baseline.{missing[0]}: not an axis")
+    compare = raw.get("compare", "gain_pct")
+    if compare not in COMPARES:
+        raise MetricError(f"compare: expected one of {', '.join(COMPARES)}")
+    return Baseline(parse(raw["of"], names), dict(baseline), compare)
+
+
 def add_metrics(
-    rows: pa.Table, metrics: Mapping[str, ast.expr], axes: Sequence[str] = ()
+    rows: pa.Table,
+    metrics: Mapping[str, Metric],
+    axes: Sequence[str] = (),
+    tables: Callable[[str], pa.Table | None] | None = None,
 ) -> pa.Table:
     """``rows`` (a sweep's result rows, with their ``summary`` JSON) with one float
-    column per metric appended (null where a run has no value, failed runs included)."""
+    column per metric appended (null where a run has no value, failed runs included).
+    ``tables(name)`` gives a kept per-run table (with its ``run`` column) or None."""
     if not metrics:
         return rows
     summaries = rows.column("summary").to_pylist()
@@ -167,7 +305,83 @@ def add_metrics(
         scope: dict[str, Any] = json.loads(text) if text else {}
         scope.update({a: values[i] for a, values in axis_values.items()})
         scopes.append(scope)
-    for name, tree in metrics.items():
-        values = [evaluate(tree, scope) if scope else None for scope in scopes]
+    wanted: dict[str, set[str]] = {}
+    for metric in metrics.values():
+        for table, column in tables_used(metric.of if isinstance(metric, Baseline) else metric):
+            wanted.setdefault(table, set()).add(column)
+    if wanted and "run" in rows.column_names:
+        runs = rows.column("run").to_pylist()
+        for table, columns in wanted.items():
+            found = tables(table) if tables is not None else None
+            if found is None:
+                continue
+            for run, cols in _per_run(found, columns).items():
+                for i in (i for i, r in enumerate(runs) if r == run):
+                    scopes[i].setdefault(TABLES, {})[table] = cols
+    for name, metric in metrics.items():
+        if isinstance(metric, Baseline):
+            values = _relative(metric, rows, scopes, axis_values)
+        else:
+            values = [evaluate(metric, scope) if scope else None for scope in scopes]
         rows = rows.append_column(pa.field(name, pa.float64()), pa.array(values, pa.float64()))
     return rows
+
+
+def _per_run(table: pa.Table, columns: set[str]) -> dict[int, dict[str, np.ndarray]]:
+    """run -> column -> values, for the columns asked (and ``time_s``)."""
+    keep = [c for c in table.column_names if c in columns or c == "time_s"]
+    run = np.asarray(pc.cast(table.column("run"), pa.int64()).to_numpy(zero_copy_only=False))
+    data = {c: table.column(c).to_numpy(zero_copy_only=False) for c in keep}
+    order = np.argsort(run, kind="stable")
+    run = run[order]
+    bounds = np.flatnonzero(np.diff(run)) + 1
+    out = {}
+    for chunk in np.split(np.arange(len(run)), bounds):
+        if len(chunk):
+            rows = order[chunk]
+            out[int(run[chunk[0]])] = {c: np.asarray(v[rows]) for c, v in data.items()}
+    return out
+
+
+def _relative(
+    metric: Baseline,
+    rows: pa.Table,
+    scopes: list[dict[str, Any]],
+    axis_values: Mapping[str, list[Any]],
+) -> list[float | None]:
+    """Each run's ``of`` against the mean of ``of`` over the ok baseline runs that share
+    its other axis values."""
+    of = [evaluate(metric.of, scope) if scope else None for scope in scopes]
+    status = rows.column("status").to_pylist()
+    others = [a for a in axis_values if a not in metric.baseline]
+
+    def key(i: int) -> tuple[Any, ...]:
+        return tuple(_key(axis_values[a][i]) for a in others)
+
+    sums: dict[tuple[Any, ...], list[float]] = {}
+    for i, value in enumerate(of):
+        at_base = all(
+            _key(axis_values[a][i]) == _key(v) for a, v in metric.baseline.items()
+        )
+        if at_base and status[i] == "ok" and value is not None:
+            sums.setdefault(key(i), []).append(value)
+    out: list[float | None] = []
+    for i, value in enumerate(of):
+        base = sums.get(key(i))
+        if value is None or not base:
+            out.append(None)
+            continue
+        b = float(np.mean(base))
+        if metric.compare == "difference":
+            out.append(value - b)
+        elif b == 0:
+            out.append(None)
+        else:
+            out.append(value / b if metric.compare == "ratio" else 100 * (value / b - 1))
+    return out
+
+
+def _key(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return round(float(value), 12)
+    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value

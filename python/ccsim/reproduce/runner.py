@@ -88,7 +88,13 @@ def run_experiment(exp: Experiment, out: Path, options: Options) -> dict[str, An
             progress=options.progress,
         )
         assert report.results is not None
-        results[name] = add_metrics(report.results, metrics, sorted(exp.axes))
+        store = home / tag
+        kept = set(exp.load_sweep(name, options.quick).series)
+
+        def table(t: str, store: Path = store, kept: set[str] = kept) -> pa.Table | None:
+            return read_series(store, t) if t in kept else None
+
+        results[name] = add_metrics(report.results, metrics, sorted(exp.axes), table)
         stores[name] = tag if owner == exp.slug else f"../{owner}/{tag}"
         runs += report.total
         failed += report.failed

@@ -127,7 +127,14 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
     across = [check.across[0]] if check.across else []
     columns = {name: ok.column(name).to_pylist() for name in (*check.where, *check.per, *across)}
     metric = _metric_values(ok, check.metric)
+    # model arguments measured per run (not axes of per): the model run by run
+    measured = {
+        p: _metric_values(ok, v)
+        for p, v in check.args.items()
+        if isinstance(v, str) and v not in check.per
+    }
     groups: dict[tuple[Any, ...], dict[Any, list[float]]] = {}
+    modelled: dict[tuple[Any, ...], list[float]] = {}
     for i, value in enumerate(metric):
         if not all(_same(columns[k][i], v) for k, v in check.where.items()):
             continue
@@ -136,6 +143,15 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
         bucket = groups.setdefault(key, {}).setdefault(point, [])
         if value is not None:
             bucket.append(float(value))
+        if measured and check.model is not None:
+            run_args = {p: values[i] for p, values in measured.items()}
+            if all(v is not None for v in run_args.values()):
+                fixed = dict(zip(check.per, key, strict=True))
+                args = {
+                    p: run_args[p] if p in run_args else (fixed[v] if isinstance(v, str) else v)
+                    for p, v in check.args.items()
+                }
+                modelled.setdefault(key, []).append(MODELS[check.model].function(**args))
     if check.values:  # the paper's table: its rows, in its order
         per_columns = [results.column(p).to_pylist() for p in check.per]
         ran = set(zip(*per_columns, strict=True))  # every point the sweep ran, ok or not
@@ -154,14 +170,22 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
         point = dict(zip(check.per, key, strict=True))
         ccsim, where = _value(check, groups.get(key, {}))
         paper: float | None
-        if check.model is not None:
+        if check.model is not None and measured:
+            runs = modelled.get(key)
+            paper = float(_STATISTICS[check.statistic](runs)) if runs else None
+            if paper is None:
+                verdicts.append(
+                    Verdict(quantity_of(check, point), check.unit, None, None, None, check.cited)
+                )
+                continue
+        elif check.model is not None:
             args = {p: point[v] if isinstance(v, str) else v for p, v in check.args.items()}
             paper = MODELS[check.model].function(**args)
         elif check.values:
             paper = quoted
         else:
             paper = check.value
-        quantity = check.row_label.format(**point) if check.row_label else check.quantity
+        quantity = quantity_of(check, point)
         if where is not None:
             quantity += f" (at {check.across[0]} = {where:g})"  # type: ignore[index]
         if paper is None:  # a result: ccsim's number, no verdict
@@ -179,6 +203,10 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
             )
         )
     return verdicts
+
+
+def quantity_of(check: Check, point: Mapping[str, Any]) -> str:
+    return check.row_label.format(**point) if check.row_label else check.quantity
 
 
 def _find(keys: set[tuple[Any, ...]], wanted: tuple[Any, ...]) -> tuple[Any, ...] | None:
