@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ccsim import _core
+from ccsim._core import ScenarioError
 from ccsim.progress import progress_bar
 from ccsim.results import RunResult
+from ccsim.sweep_spec import SweepError, apply_overrides
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 #: A scenario: a path to a ``.toml`` (or ``.json``) file, TOML text, or a dict of the schema.
 Scenario = str | os.PathLike[str] | Mapping[str, Any]
@@ -34,6 +42,16 @@ class ScenarioSource:
     text: str
     fmt: str  # "toml" or "json"
     label: str
+    #: ``{"key.path": value}`` applied to the scenario (``ccsim run --set``), in order.
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    def document(self) -> dict[str, Any] | None:
+        """The scenario as a dict (None if the text does not parse)."""
+        try:
+            doc = json.loads(self.text) if self.fmt == "json" else tomllib.loads(self.text)
+        except (ValueError, tomllib.TOMLDecodeError):
+            return None
+        return doc if isinstance(doc, dict) else None
 
 
 def _looks_like_json(text: str) -> bool:
@@ -44,14 +62,31 @@ def _looks_like_toml(text: str) -> bool:
     return "\n" in text or "=" in text
 
 
-def load_scenario(scenario: Scenario) -> ScenarioSource:
+def load_scenario(scenario: Scenario, overrides: Mapping[str, Any] | None = None) -> ScenarioSource:
     """Turn any accepted scenario form into text for the core.
 
     A ``str`` starting with ``{`` is JSON text, one containing a newline or ``=`` is TOML
     text; any other ``str`` or path-like is a file name (``.json`` files are read as JSON,
-    everything else as TOML). A mapping is sent as JSON. Raises ``OSError`` /
-    ``UnicodeDecodeError`` if the file cannot be read.
+    everything else as TOML). A mapping is sent as JSON. ``overrides`` set values by key
+    path (``{"flows[0].cc.g": 6}``), as a sweep's ``[set]``. Raises ``OSError`` /
+    ``UnicodeDecodeError`` if the file cannot be read, :class:`ccsim.ScenarioError` if
+    the text does not parse or an override's key path does not fit the scenario.
     """
+    source = _load_scenario(scenario)
+    if not overrides:
+        return source
+    doc = source.document()
+    if doc is None:
+        check(source)  # raises the parse error, with the file's name
+        raise ScenarioError(f"{source.label}: not a table of scenario keys")
+    try:
+        doc = apply_overrides(doc, overrides)
+    except SweepError as exc:
+        raise ScenarioError(str(exc)) from None
+    return ScenarioSource(json.dumps(doc, default=str), "json", source.label, dict(overrides))
+
+
+def _load_scenario(scenario: Scenario) -> ScenarioSource:
     if isinstance(scenario, Mapping):
         return ScenarioSource(json.dumps(scenario, default=str), "json", "<dict>")
     if isinstance(scenario, str) and _looks_like_json(scenario):
@@ -65,9 +100,34 @@ def load_scenario(scenario: Scenario) -> ScenarioSource:
     raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
 
 
+def _explained(exc: Exception, source: ScenarioSource) -> Exception:
+    """The core's error, naming the file for a syntax error (``<toml>: ...``) and saying
+    what to do with a sweep file."""
+    message = str(exc)
+    named = not source.label.startswith("<")
+    for tag in ("<toml>", "<json>"):
+        if named and message.startswith(tag + ":"):
+            message = source.label + message[len(tag) :]
+    if message.startswith("base: unknown key"):
+        doc = source.document() or {}
+        if "base" in doc:
+            label = source.label if named else "SWEEP"
+            message = (
+                f"{source.label}: a sweep file (it has base = ...), not a scenario: run it with "
+                f"`ccsim sweep {label} -o DIR`, or list its runs with "
+                f"`ccsim sweep {label} --dry-run`"
+            )
+    if message == str(exc):
+        return exc
+    return ScenarioError(message)
+
+
 def check(source: ScenarioSource) -> None:
     """Parse and validate (build without running); raise ``ScenarioError`` if it cannot run."""
-    _core.parse_check(source.text, source.fmt)
+    try:
+        _core.parse_check(source.text, source.fmt)
+    except ScenarioError as exc:
+        raise _explained(exc, source) from None
 
 
 def simulate(
@@ -78,18 +138,28 @@ def simulate(
 ) -> RunResult:
     """Run already-loaded scenario text (see :func:`run`)."""
     interval_ns = _core.duration_ns(control_interval, "control_interval")
-    if callable(progress):
-        summary_json, raw = _core.run(source.text, source.fmt, progress, controller, interval_ns)
-    else:
-        with progress_bar(enabled=bool(progress), description=source.label) as update:
-            summary_json, raw = _core.run(source.text, source.fmt, update, controller, interval_ns)
-    return RunResult.from_core(summary_json, raw)
+    try:
+        if callable(progress):
+            summary_json, raw = _core.run(
+                source.text, source.fmt, progress, controller, interval_ns
+            )
+        else:
+            with progress_bar(enabled=bool(progress), description=source.label) as update:
+                summary_json, raw = _core.run(
+                    source.text, source.fmt, update, controller, interval_ns
+                )
+    except ScenarioError as exc:
+        raise _explained(exc, source) from None
+    result = RunResult.from_core(summary_json, raw)
+    result.summary["overrides"] = dict(source.overrides)
+    result.summary["scenario"] = source.document()
+    return result
 
 
-def validate(scenario: Scenario) -> None:
+def validate(scenario: Scenario, overrides: Mapping[str, Any] | None = None) -> None:
     """Check a scenario without running it: raises :class:`ccsim.ScenarioError` if it has
     an error (unknown key, missing unit, unknown algorithm or parameter, ...)."""
-    check(load_scenario(scenario))
+    check(load_scenario(scenario, overrides))
 
 
 def run(
@@ -97,6 +167,7 @@ def run(
     progress: Progress = False,
     controller: Controller | None = None,
     control_interval: str = "100ms",
+    overrides: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Simulate a scenario and return its summary and tables.
 
@@ -105,7 +176,10 @@ def run(
     fraction of simulated time done (about every 1%). ``controller`` is called every
     ``control_interval`` of simulated time with the state of every TCP flow and may
     retune their congestion controllers (see :data:`Controller`); an exception it raises
-    stops the run and propagates. The simulation runs with the GIL released. Raises
-    :class:`ccsim.ScenarioError` for invalid input, including a bad parameter change.
+    stops the run and propagates. ``overrides`` sets values by key path before the run
+    (``{"flows[0].cc.g": 6, "seed": 3}``, as a sweep's ``[set]``); the summary records
+    them (``overrides``) and the scenario as run (``scenario``). The simulation runs with
+    the GIL released. Raises :class:`ccsim.ScenarioError` for invalid input, including a
+    bad parameter change.
     """
-    return simulate(load_scenario(scenario), progress, controller, control_interval)
+    return simulate(load_scenario(scenario, overrides), progress, controller, control_interval)

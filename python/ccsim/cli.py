@@ -12,13 +12,14 @@ import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ccsim import ScenarioError, SweepError, __version__, api, bench, compare, sweep_exec
 from ccsim.api import ScenarioSource
 from ccsim.output import OutputDirError, check_output_dir
-from ccsim.plot import NoResultsError, plot_results
 from ccsim.report import print_report, report_console
-from ccsim.results import PlotError
+from ccsim.results import PlotError, idle_warning
+from ccsim.sweep_spec import estimate_run_s, load_sweep, parse_override
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -31,9 +32,24 @@ def _one_line(message: str) -> str:
     return " ".join(message.split())
 
 
-def _load(path: str) -> ScenarioSource:
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """``--set KEY=VALUE`` options as ``{"key.path": value}``, in order."""
+    return dict(parse_override(text) for text in getattr(args, "set", None) or [])
+
+
+def _formats(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--format png,pdf,svg`` as a tuple; BadInput naming an unknown format."""
+    from ccsim.plots.style import FormatError, parse_formats
+
     try:
-        return api.load_scenario(Path(path))
+        return parse_formats(getattr(args, "format", None))
+    except FormatError as exc:
+        raise BadInput(str(exc)) from exc
+
+
+def _load(path: str, overrides: dict[str, Any] | None = None) -> ScenarioSource:
+    try:
+        return api.load_scenario(Path(path), overrides)
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise BadInput(f"{path}: cannot read scenario file: {reason}") from exc
@@ -47,6 +63,7 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> int:
     """Validate, check the output path, simulate, write atomically, plot, report."""
+    formats = _formats(args)
     api.check(source)
     try:
         check_output_dir(out)
@@ -55,10 +72,13 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
     result = api.simulate(source, progress=_show_progress(args))
     status = EXIT_OK
     try:
-        result.write(out, plots=not args.no_plots)
+        result.write(out, plots=not args.no_plots, plot_formats=formats)
     except PlotError as exc:
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         status = EXIT_FAILED
+    warning = idle_warning(result.summary)
+    if warning:
+        print(warning, file=sys.stderr)
     if not args.quiet:
         console = report_console()
         print_report(result.summary, console, label=source.label)
@@ -67,7 +87,7 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    return _run_to_dir(_load(args.scenario), Path(args.output), args)
+    return _run_to_dir(_load(args.scenario, _overrides(args)), Path(args.output), args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -75,6 +95,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out = Path(args.output)
     status = _run_to_dir(ScenarioSource(text, "toml", "demo.toml"), out, args)
     files = sorted(p.name for p in out.iterdir() if p.suffix in (".parquet", ".json", ".png"))
+    if any(p.suffix in (".pdf", ".svg") for p in out.iterdir()):
+        files.append("the plots also as " + "/".join(f for f in _formats(args) if f != "png"))
     print(f"demo results in {out.resolve()}/: {', '.join(files)}")
     print(
         f"next: open {out}/throughput.png, or in Python: "
@@ -84,17 +106,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    api.check(_load(args.scenario))
+    api.check(_load(args.scenario, _overrides(args)))
     print(f"ok: {args.scenario}")
     return EXIT_OK
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
+    from ccsim.plots.run import NoResultsError, plot_results
+
+    formats = _formats(args)
     directory = Path(args.directory)
     if not directory.is_dir():
         raise BadInput(f"{directory}: not a directory")
     try:
-        written = plot_results(directory)
+        written = plot_results(directory, formats)
     except NoResultsError as exc:
         raise BadInput(str(exc)) from exc
     for path in written:
@@ -102,8 +127,47 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def cmd_sweep_dry_run(args: argparse.Namespace) -> int:
+    """List the runs of a sweep (validated as for a real sweep) and a time estimate."""
+    sweep = load_sweep(args.sweep)
+    axes = [a.name for a in sweep.axes]
+    print("\t".join(["run", *axes, "repetition", "seed", "estimate"]))
+    total = 0.0
+    unknown = 0
+    for spec in sweep.runs:
+        estimate = estimate_run_s(spec.scenario)
+        if estimate is None:
+            unknown += 1
+        else:
+            total += estimate
+        values = [json.dumps(v) if not isinstance(v, str) else v for v in spec.values]
+        shown = _duration(estimate) if estimate is not None else "?"
+        print("\t".join([str(spec.run), *values, str(spec.repetition), str(spec.seed), shown]))
+    jobs = args.jobs or sweep_exec._cpu_count()
+    note = f" ({unknown} runs without an estimate)" if unknown else ""
+    print(
+        f"{len(sweep.runs)} runs; estimated {_duration(total)} of simulation, about "
+        f"{_duration(total / jobs)} on {jobs} core{'s' if jobs != 1 else ''}{note} "
+        "(rough: from the bottleneck's packet count; nothing was run or written)"
+    )
+    return EXIT_OK
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Exit status: 0 when every run succeeded, else the number of failed runs (max 125)."""
+    if args.dry_run:
+        return cmd_sweep_dry_run(args)
+    if not args.output:
+        raise BadInput("sweep: -o DIR is required (or --dry-run to list the runs)")
+    formats = _formats(args)
     try:
         report = sweep_exec.sweep(
             args.sweep,
@@ -115,6 +179,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             batch_size=args.batch,
             progress=_show_progress(args),
             plot=args.plot,
+            plot_formats=formats,
         )
     except KeyboardInterrupt:
         print(
@@ -175,8 +240,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ccsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    def format_option(p: argparse.ArgumentParser, what: str) -> None:
+        p.add_argument(
+            "--format",
+            metavar="FORMATS",
+            help=f"{what} in these formats, comma-separated among png, pdf, svg "
+            "(default: png,pdf,svg)",
+        )
+
+    def set_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--set",
+            action="append",
+            metavar="KEY=VALUE",
+            help="set a scenario value by key path, as a sweep's [set] does: "
+            "--set 'flows[0].cc.g=6' --set seed=3 --set 'flows[0].rtt=50ms' (the value is "
+            "read as TOML, else as a string); repeatable, applied in order, recorded in "
+            "summary.json",
+        )
+
     def output_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--no-plots", action="store_true", help="write no PNG plots")
+        p.add_argument("--no-plots", action="store_true", help="write no plots")
+        format_option(p, "write the plots")
         p.add_argument("--quiet", action="store_true", help="no progress bar and no report")
         p.add_argument(
             "--progress",
@@ -193,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="result directory (Parquet tables, summary.json, plots)",
     )
+    set_option(p)
     output_options(p)
     p.set_defaults(func=cmd_run)
 
@@ -203,7 +289,15 @@ def build_parser() -> argparse.ArgumentParser:
         "number of failed runs (at most 125); 2 for bad input.",
     )
     p.add_argument("sweep", help="sweep file (.toml): a base scenario plus axes")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="result directory")
+    p.add_argument(
+        "-o", "--output", metavar="DIR", help="result directory (required unless --dry-run)"
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the sweep, list its runs (axis values, repetition, seed) and a rough "
+        "time estimate; run and write nothing",
+    )
     p.add_argument("--jobs", "-j", type=int, metavar="N", help="local threads (default: all cores)")
     p.add_argument(
         "--dask",
@@ -216,7 +310,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="discard results of a different sweep in DIR"
     )
     p.add_argument("--retry-failed", action="store_true", help="run failed runs again")
-    p.add_argument("--plot", action="store_true", help="draw the sweep's [plot] to DIR/sweep.png")
+    p.add_argument(
+        "--plot", action="store_true", help="draw the sweep's [plot] to DIR/sweep.png/.pdf/.svg"
+    )
+    format_option(p, "--plot draws")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     p.add_argument(
         "--progress",
@@ -252,12 +349,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_reproduce)
 
-    p = sub.add_parser("validate", help="check a scenario file without running it")
-    p.add_argument("scenario")
+    p = sub.add_parser(
+        "validate",
+        help="check a scenario file without running it",
+        description="Read and check a scenario (every key, unit and value, drawing its "
+        "random values) without running it: 'ok: FILE' and exit status 0, or one line "
+        "'error: key.path: ...' and exit status 2. A sweep file is checked with "
+        "'ccsim sweep FILE --dry-run'.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml, or .json)")
+    set_option(p)
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("plot", help="draw PNG plots from a result directory")
-    p.add_argument("directory", metavar="DIR")
+    p = sub.add_parser(
+        "plot",
+        help="draw the plots of a result directory again",
+        description="Draw the figures of a run's result directory (written by 'ccsim run' "
+        "or RunResult.write) from its Parquet tables into the same directory: "
+        "throughput, queue_delay, sojourn_cdf, and cwnd (flows with trace = true) and rtt "
+        "([trace] rtt_samples = true) when those tables have rows. Prints the files written.",
+    )
+    p.add_argument(
+        "directory", metavar="DIR", help="result directory holding flow_series.parquet etc."
+    )
+    format_option(p, "write the figures")
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("demo", help="run the bundled demo scenario and plot it")

@@ -15,7 +15,12 @@ from ccsim import _core
 #: existing directory, those of them the new run did not produce are removed (a stale plot
 #: would contradict the new data); any other file is left alone.
 KNOWN_TABLES: tuple[str, ...] = tuple(_core.table_names())
-PLOT_FILES = ("throughput.png", "queue_delay.png", "sojourn_cdf.png", "cwnd.png")
+#: The run figures (``ccsim.plots.run.FIGURES``) in every format (``ccsim.plots.style``).
+PLOT_FILES = tuple(
+    f"{stem}.{fmt}"
+    for stem in ("throughput", "queue_delay", "sojourn_cdf", "cwnd", "rtt")
+    for fmt in ("png", "pdf", "svg")
+)
 OWNED_FILES = frozenset(
     [f"{name}.parquet" for name in KNOWN_TABLES] + ["summary.json", *PLOT_FILES]
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,26 +98,57 @@ class RunResult:
     def from_core(cls, summary_json: str, raw: dict[str, Any]) -> RunResult:
         return cls(summary=json.loads(summary_json), tables=tables_from_core(raw))
 
-    def write(self, out_dir: str | os.PathLike[str], *, plots: bool = False) -> Path:
-        """Write one Parquet file per table plus ``summary.json`` (and the PNG plots if
-        ``plots``) into ``out_dir``. If only plotting fails, the results are still written
-        and :class:`PlotError` is raised.
+    def write(
+        self,
+        out_dir: str | os.PathLike[str],
+        *,
+        plots: bool = False,
+        plot_formats: Sequence[str] | None = None,
+    ) -> Path:
+        """Write one Parquet file per table plus ``summary.json`` (and the plots if
+        ``plots``, as PNG, PDF and SVG or the ``plot_formats`` given) into ``out_dir``.
+        If only plotting fails, the results are still written and :class:`PlotError` is
+        raised.
 
         Files are written to a temporary directory next to ``out_dir`` and moved into place
         only once all are written. Files ccsim did not write in an existing ``out_dir`` are
         left alone. Returns the output directory.
         """
         out = Path(out_dir)
+        if plots:
+            from ccsim.plots.style import parse_formats
+
+            formats = parse_formats(plot_formats)  # a bad format: nothing written
         plot_failure: Exception | None = None
         with staged_dir(out) as stage:
             write_results(self.summary, self.tables, stage)
             if plots:
-                from ccsim.plot import plot_results
+                from ccsim.plots.run import plot_results
 
                 try:
-                    plot_results(stage)
+                    plot_results(stage, formats)
                 except Exception as exc:  # the results matter more than the pictures
                     plot_failure = exc
         if plot_failure is not None:
             raise PlotError(f"plotting failed: {plot_failure} (results written to {out})")
         return out
+
+
+def idle_warning(summary: dict[str, Any]) -> str | None:
+    """One line when the run has TCP flows but none was active in the measurement window
+    (they finished or had not started), whose figures are then zeros; else None."""
+    tcp = [f for f in summary.get("flows", []) if f.get("protocol") == "tcp"]
+    if not tcp or any((f.get("throughput_mbps") or 0) > 0 for f in tcp):
+        return None
+    start, end = summary.get("measure_start_s"), summary.get("measure_end_s")
+    ends = [
+        f["start_s"] + f["fct_s"]
+        for f in tcp
+        if isinstance(f.get("fct_s"), (int, float)) and isinstance(f.get("start_s"), (int, float))
+    ]
+    why = f"; the last transfer finished at {max(ends):.3g} s" if len(ends) == len(tcp) else ""
+    return (
+        f"warning: no TCP flow was active in the measurement window ({start:g}-{end:g} s){why}: "
+        f"its goodput and utilisation figures say nothing of the flows; set "
+        f'measure = {{ start = "...", end = "..." }} to cover them'
+    )

@@ -428,6 +428,7 @@ def sweep(
     batch_size: int | None = None,
     progress: bool = False,
     plot: bool = False,
+    plot_formats: Sequence[str] | None = None,
     flush_runs: int = FLUSH_RUNS,
     flush_s: float = FLUSH_S,
 ) -> SweepReport:
@@ -442,7 +443,7 @@ def sweep(
     (``status = "failed"``, ``error``) and the sweep goes on; ``retry_failed`` runs those
     again. A directory holding a different sweep is refused unless ``force`` (which
     deletes its results). ``plot`` draws the ``[plot]`` of the sweep into
-    ``out/sweep.png``.
+    ``out/sweep.png`` (and ``.pdf``, ``.svg``; ``plot_formats`` picks among them).
 
     Raises :class:`ccsim.SweepError` for bad input before anything is written.
     """
@@ -460,16 +461,23 @@ def sweep(
     if not isinstance(flush_s, (int, float)) or not flush_s >= 0:
         raise SweepError(f"flush_s: expected a number of seconds >= 0, got {flush_s!r}")
     if plot:
-        from ccsim.sweep_plot import check_plot_spec
+        from ccsim.plots.style import FormatError, parse_formats
+        from ccsim.plots.sweep import check_plot_spec
 
         check_plot_spec(sweep_)
+        try:
+            formats: tuple[str, ...] = parse_formats(plot_formats)
+        except FormatError as exc:
+            raise SweepError(str(exc)) from exc
+    else:
+        formats = ()
     store = SweepStore(Path(out), sweep_, flush_runs=flush_runs, flush_s=float(flush_s))
     store.check(force)
     conn = connect_dask(dask) if dask is not None else None
     try:
         store.open(force)
         try:
-            return _execute(sweep_, store, conn, jobs, retry_failed, batch_size, progress, plot)
+            return _execute(sweep_, store, conn, jobs, retry_failed, batch_size, progress, formats)
         finally:
             store.close()
     finally:
@@ -492,7 +500,7 @@ def _execute(
     retry_failed: bool,
     batch_size: int | None,
     progress: bool,
-    plot: bool,
+    plot_formats: Sequence[str],
 ) -> SweepReport:
     pending = store.pending(retry_failed)
     total = len(sweep_.runs)
@@ -531,11 +539,11 @@ def _execute(
         results=results,
         failures=list(iter_failures(results, 5)),
     )
-    if plot:
-        from ccsim.sweep_plot import plot_sweep
+    if plot_formats:
+        from ccsim.plots.sweep import plot_sweep
 
         try:
-            report.plot = plot_sweep(store.out, sweep_.plot, results)
+            report.plot = plot_sweep(store.out, sweep_.plot, results, plot_formats)[0]
         except Exception as exc:  # the results matter more than the picture
             report.plot_error = _one_line(f"plotting failed: {exc}")
     return report
@@ -564,4 +572,6 @@ def print_summary(report: SweepReport, console: Console) -> None:
         console.print(errors)
     console.print(f"results in [bold]{report.out / 'results.parquet'}[/bold]")
     if report.plot is not None:
-        console.print(f"plot in [bold]{report.plot}[/bold]")
+        others = sorted(report.plot.parent.glob(f"{report.plot.stem}.*"))
+        names = ", ".join(p.suffix[1:] for p in others) or report.plot.suffix[1:]
+        console.print(f"plot in [bold]{report.plot.with_suffix('')}[/bold] ({names})")

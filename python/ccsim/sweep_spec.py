@@ -161,6 +161,37 @@ def _set(node: Any, path: KeyPath, i: int, value: Any) -> Any:
     return copy
 
 
+def apply_overrides(tree: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of the scenario ``tree`` with each ``"key.path": value`` set in order: a
+    sweep's ``[set]`` and ``ccsim run --set``. Raises :class:`SweepError` naming the key
+    path when it is not a path or does not fit the scenario."""
+    out = dict(tree)
+    for key, value in overrides.items():
+        out = set_path(out, KeyPath.parse(key), value)
+    return out
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"flows[0].cc.g=6"`` as ``("flows[0].cc.g", 6)``.
+
+    The value is read as a TOML value (``6``, ``0.7``, ``true``, ``"50ms"``,
+    ``{ kind = "cubic" }``, ``[1, 2]``); text that is not one (``50ms``, ``cubic``) is
+    taken as a string, so the shell's quotes may be left out. Raises :class:`SweepError`.
+    """
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise SweepError(f"--set: expected KEY=VALUE like flows[0].cc.g=6, got {text!r}")
+    path = KeyPath.parse(key.strip())
+    raw = raw.strip()
+    if not raw:
+        raise SweepError(f"--set {path.text}: no value after '=' (flows[0].cc.g=6)")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return path.text, value
+
+
 def _type_name(value: Any) -> str:
     """The kind of a TOML value, without an article."""
     if isinstance(value, bool):
@@ -498,8 +529,7 @@ def load_sweep(source: SweepSource) -> Sweep:
     overrides = doc.get("set", {})
     if not isinstance(overrides, Mapping):
         raise SweepError('set: expected a table of "key.path" = value')
-    for key, value in overrides.items():
-        base = set_path(base, KeyPath.parse(key), value)
+    base = apply_overrides(base, overrides)
     repetitions = doc.get("repetitions", 1)
     if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
         raise SweepError(f"repetitions: expected an integer >= 1, got {repetitions!r}")
@@ -558,3 +588,25 @@ def check_key_paths(sweep: Sweep, limit: int = 20000) -> None:
                 first_bad = f"no such key path {path}: {exc}"
     if first_bad is not None:
         raise SweepError(first_bad)
+
+
+# --------------------------------------------------------------------------- estimates
+
+#: Wall-clock seconds per packet through the bottleneck and per run, measured on the
+#: benchmarks (0.3-0.6 us per bottleneck packet with everything it causes, one core).
+SECONDS_PER_PACKET = 0.45e-6
+SECONDS_PER_RUN = 0.5e-3
+
+
+def estimate_run_s(scenario: Mapping[str, Any]) -> float | None:
+    """A rough wall-clock estimate of one run on one core: the packets the bottleneck can
+    carry in ``duration`` (its ``rate``, 1500-byte packets) at :data:`SECONDS_PER_PACKET`.
+    None when the scenario's rate or duration cannot be read."""
+    from ccsim.ppv import parse_rate
+
+    try:
+        duration = _core.duration_ns(str(scenario["duration"]), "duration") / 1e9
+        rate = parse_rate(str(scenario["bottleneck"]["rate"]).replace(" ", ""))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return rate * duration / (8 * 1500) * SECONDS_PER_PACKET + SECONDS_PER_RUN

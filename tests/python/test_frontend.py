@@ -16,7 +16,7 @@ from rich.console import Console
 
 import ccsim
 from ccsim import api, bench, cli, results
-from ccsim.plot import MAX_FLOW_LINES, plot_results
+from ccsim.plots.run import plot_results
 from ccsim.results import column_to_arrow
 from helpers import snapshot
 
@@ -274,11 +274,11 @@ def test_failed_write_leaves_nothing(
 # -- plots ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n_flows", [2, MAX_FLOW_LINES + 5])
+@pytest.mark.parametrize("n_flows", [2, 17])
 def test_plots_from_a_result_directory(fake_core: FakeCore, tmp_path: Path, n_flows: int) -> None:
     fake_core.output = {"n_flows": n_flows}
     ccsim.run("x = 1").write(tmp_path)
-    written = plot_results(tmp_path)
+    written = plot_results(tmp_path, ["png"])
     names = {"throughput.png", "queue_delay.png", "sojourn_cdf.png", "cwnd.png"}
     assert {p.name for p in written} == names
     for name in names:
@@ -288,7 +288,7 @@ def test_plots_from_a_result_directory(fake_core: FakeCore, tmp_path: Path, n_fl
 def test_no_cwnd_plot_without_trace(fake_core: FakeCore, tmp_path: Path) -> None:
     fake_core.output = {"traced": False}
     ccsim.run("x = 1").write(tmp_path)
-    assert "cwnd.png" not in {p.name for p in plot_results(tmp_path)}
+    assert "cwnd.png" not in {p.name for p in plot_results(tmp_path, ["png"])}
 
 
 # -- CLI ------------------------------------------------------------------------------------

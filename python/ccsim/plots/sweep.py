@@ -1,4 +1,5 @@
-"""``ccsim sweep --plot``: one PNG from the sweep's ``[plot]`` table.
+"""``ccsim sweep --plot``: one figure (``sweep.png``, ``.pdf``, ``.svg``) from the sweep's
+``[plot]`` table.
 
 ``[plot]`` names result columns: ``x`` (usually an axis), ``y`` (a figure such as
 ``utilisation``), optionally ``lines`` (one line per value of that column), ``title``,
@@ -9,37 +10,21 @@ when there are several. Failed runs are left out.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
+from ccsim.plots.style import DEFAULT_FORMATS, legend_right, new_figure, save, styled
 from ccsim.sweep_spec import RESERVED_COLUMNS, Sweep, SweepError
 from ccsim.sweep_store import PLOT_FILE
 
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
-
-
-def save_png(fig: Figure, path: Path) -> Path:
-    """Render to a temporary file next to ``path``, then rename it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=110, metadata={"Software": None})
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
 
 
 def check_plot_spec(sweep: Sweep) -> None:
@@ -76,7 +61,20 @@ def numeric(values: list[Any]) -> np.ndarray | None:
     return np.asarray(out, dtype=float)
 
 
-def plot_sweep(out: Path, spec: dict[str, Any], results: pa.Table) -> Path:
+def plot_sweep(
+    out: Path,
+    spec: dict[str, Any],
+    results: pa.Table,
+    formats: Sequence[str] = DEFAULT_FORMATS,
+) -> list[Path]:
+    """Draw ``spec`` from the result rows into ``out/sweep.<fmt>``; the paths written."""
+    with styled():
+        return _plot_sweep(out, spec, results, formats)
+
+
+def _plot_sweep(
+    out: Path, spec: dict[str, Any], results: pa.Table, formats: Sequence[str]
+) -> list[Path]:
     ok = results.filter(pc.equal(results.column("status"), "ok"))
     xs = ok.column(spec["x"]).to_pylist()
     ys = ok.column(spec["y"]).to_pylist()
@@ -86,8 +84,7 @@ def plot_sweep(out: Path, spec: dict[str, Any], results: pa.Table) -> Path:
         if y is not None:
             groups[line][x].append(float(y))
 
-    fig = Figure(figsize=(7, 4.5))
-    FigureCanvasAgg(fig)
+    fig = new_figure(8 if "lines" in spec else 7, 4.5)
     ax = fig.add_subplot()
     all_x = sorted({x for g in groups.values() for x in g}, key=lambda v: (str(type(v)), v))
     positions = numeric(all_x)
@@ -112,8 +109,6 @@ def plot_sweep(out: Path, spec: dict[str, Any], results: pa.Table) -> Path:
     if spec.get("logy"):
         ax.set_yscale("log")
     ax.set_title(spec.get("title", f"{spec['y']} vs {spec['x']}"))
-    ax.grid(True, alpha=0.3)
     if "lines" in spec:
-        ax.legend(fontsize="small")
-    fig.tight_layout()
-    return save_png(fig, out / PLOT_FILE)
+        legend_right(ax)
+    return save(fig, out, Path(PLOT_FILE).stem, formats)
