@@ -74,6 +74,7 @@ CHECK_KEYS = (
     "tolerance_why",
     "reason",
     "reasons",
+    "bound",
 )
 #: A result ccsim reports where the paper quotes no number: a check without the paper's
 #: side (no value, model or tolerance), shown without a verdict.
@@ -140,6 +141,7 @@ class Check:
     reasons: tuple[tuple[dict[str, Any], str], ...] = ()
     values: tuple[tuple[dict[str, Any], float], ...] = ()
     across: tuple[str, str] | None = None
+    bound: str | None = None
 
     @property
     def judged(self) -> bool:
@@ -592,7 +594,11 @@ def _check(
     if "across" in c:
         a = w.table(c["across"], f"{key}.across", ACROSS_KEYS)
         axis, stat = a.get("axis"), a.get("statistic")
-        if axis not in axes[False] or axis in per or axis in where:
+        if (
+            axis not in axes[False]
+            or axis in per
+            or (axis in where and not isinstance(where[axis], list))
+        ):
             raise w.error(f"{key}.across.axis", "expected an axis that is not in per or where")
         if stat not in STATISTICS:
             raise w.error(f"{key}.across.statistic", f"expected one of {', '.join(STATISTICS)}")
@@ -605,6 +611,9 @@ def _check(
         r = w.table(r, f"{key}.reasons[{j}]", REASON_KEYS)
         sel = _selection(w, f"{key}.reasons[{j}].where", r.get("where", {}), axes, quick_too=False)
         reasons.append((sel, w.text(r, "reason", f"{key}.reasons[{j}]")))
+    bound = c.get("bound")
+    if bound not in (None, "upper", "lower"):
+        raise w.error(f"{key}.bound", 'expected "upper" or "lower" (the number is a bound)')
     row_label = w.text(c, "row_label", key, required=False)
     if row_label is not None:
         try:
@@ -631,6 +640,7 @@ def _check(
         reasons=tuple(reasons),
         values=tuple(values),
         across=across,
+        bound=bound,
     )
 
 
@@ -655,6 +665,13 @@ def _selection(
         for quick in (False, True) if quick_too else (False,):
             if name not in axes[quick]:
                 raise w.error(f"{key}.{name}", f"not an axis (axes: {', '.join(axes[quick])})")
+            if isinstance(value, list):  # any of these values (some of them run)
+                if not any(_norm(v) in axes[quick][name] for v in value):
+                    mode = "quick" if quick else "full"
+                    raise w.error(
+                        f"{key}.{name}", f"none of {value!r} is a value of the {mode} sweep's axis"
+                    )
+                continue
             if _norm(value) not in axes[quick][name]:
                 mode = "quick" if quick else "full"
                 raise w.error(

@@ -69,7 +69,13 @@ def _ccsim(v: Verdict) -> str:
 
 
 def _tolerance(v: Verdict) -> str:
-    return "—" if v.tolerance is None else f"±{v.tolerance:g}"
+    if v.tolerance is None:
+        return "—"
+    if v.bound == "upper":  # the paper's number is a ceiling
+        return f"≤ paper + {v.tolerance:g}"
+    if v.bound == "lower":
+        return f"≥ paper - {v.tolerance:g}"
+    return f"±{v.tolerance:g}"
 
 
 def _counts(record: dict[str, Any]) -> str:

@@ -42,6 +42,9 @@ class Verdict:
     tolerance: float | None
     source: str
     reason: str | None = None  # why a miss is a miss (None when it passes)
+    #: ``"upper"``: the paper's number is a bound ccsim's must not exceed ("stays below
+    #: 20 ms"), by more than the tolerance; ``"lower"``: must not fall below; None: both
+    bound: str | None = None
 
     @property
     def judged(self) -> bool:
@@ -57,6 +60,10 @@ class Verdict:
         diff = self.difference
         if diff is None or self.paper is None or self.tolerance is None:
             return False
+        if self.bound == "upper":
+            diff = max(diff, 0.0)
+        elif self.bound == "lower":
+            diff = min(diff, 0.0)
         return abs(diff) <= self.tolerance + 1e-12 * max(1.0, abs(self.paper))
 
     @property
@@ -75,7 +82,7 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Verdict:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
 def judge(
@@ -87,23 +94,26 @@ def judge(
     unit: str = "",
     source: str = "",
     reason: str | None = None,
+    bound: str | None = None,
 ) -> Verdict:
     """ccsim's value against the paper's: within ``tolerance`` (absolute, in ``unit``)
     passes. A miss keeps ``reason`` (or says it is not yet explained, or that ccsim has
     no value); a pass carries none."""
     if ccsim is not None and not math.isfinite(ccsim):
         ccsim = None
-    verdict = Verdict(quantity, unit, float(paper), ccsim, float(tolerance), source)
+    verdict = Verdict(quantity, unit, float(paper), ccsim, float(tolerance), source, None, bound)
     if verdict.ok:
         return verdict
     why = NO_RESULT if ccsim is None else (reason or UNEXPLAINED)
-    return Verdict(quantity, unit, float(paper), ccsim, float(tolerance), source, why)
+    return Verdict(quantity, unit, float(paper), ccsim, float(tolerance), source, why, bound)
 
 
 _STATISTICS = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
 
 
 def _same(a: Any, b: Any) -> bool:
+    if isinstance(b, list):  # a where value may list several: any of them
+        return any(_same(a, v) for v in b)
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
     return a == b
@@ -200,6 +210,7 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
                 unit=check.unit,
                 source=check.cited,
                 reason=_reason(check, point),
+                bound=check.bound,
             )
         )
     return verdicts
