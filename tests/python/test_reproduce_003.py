@@ -172,3 +172,27 @@ def test_measured_curve_and_pooled_cdf_draw(tmp_path: Path):
 def test_paper_003_files_load(name: str):
     exp = load_experiment(PATHS[name])
     assert exp.checks or exp.results
+
+
+def test_one_sided_bound_and_a_where_list():
+    from ccsim.reproduce.verdict import FAIL, judge
+
+    assert judge("p90", 20.0, 12.0, 1.0, bound="upper").symbol == PASS  # below a ceiling
+    assert judge("p90", 20.0, 22.0, 1.0, bound="upper").symbol == FAIL
+    assert judge("gain", 0.0, 3.0, 0.0, bound="lower").symbol == PASS
+    assert judge("p90", 20.0, 12.0, 1.0).symbol == FAIL  # two-sided by default
+    rows = pa.table({"status": ["ok"] * 3, "b": [0.5, 0.85, 0.95], "p90": [18.0, 19.0, 30.0]})
+    check = Check(
+        quantity="p90 for b <= 0.85",
+        unit="ms",
+        source={"section": "IV-B", "figure": "Fig. 8", "quote": "q"},
+        tolerance=0.0,
+        tolerance_why="",
+        metric="p90",
+        value=20.0,
+        where={"b": [0.5, 0.85]},
+        statistic="max",
+        bound="upper",
+    )
+    (verdict,) = judge_rows(check, rows)
+    assert verdict.ccsim == 19.0 and verdict.symbol == PASS
