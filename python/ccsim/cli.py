@@ -148,7 +148,7 @@ def cmd_sweep_dry_run(args: argparse.Namespace) -> int:
             unknown += 1
         else:
             total += estimate
-        values = [json.dumps(v) if not isinstance(v, str) else v for v in spec.values]
+        values = [json.dumps(v) if not isinstance(v, str) else v for v in spec.axis_values]
         shown = _duration(estimate) if estimate is not None else "?"
         print("\t".join([str(spec.run), *values, str(spec.repetition), str(spec.seed), shown]))
     jobs = args.jobs or sweep_exec._cpu_count()
