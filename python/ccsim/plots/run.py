@@ -217,12 +217,14 @@ def capacity(queue: Columns | None, summary: dict[str, Any]) -> tuple[np.ndarray
 
 
 def _capacity_line(ax: Axes, cap: tuple[np.ndarray, np.ndarray]) -> None:
+    """The rate at each tick holds until the next one (the core's tick at a change's time
+    already divides by the new rate), and the first tick's from time 0."""
     t, rate = cap
     if len(t):
         ax.step(
             np.insert(t, 0, 0.0),
             np.insert(rate, 0, rate[0]),
-            where="pre",
+            where="post",
             color=REFERENCE_COLOUR,
             ls="--",
             lw=1.0,

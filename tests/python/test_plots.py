@@ -1,0 +1,169 @@
+"""The run figures (ccsim.plots.run) on real runs: throughput within the capacity line
+(which follows rate changes), groups named so Gold and Silver differ, legends outside the
+data, PNG/PDF/SVG written alike and deterministically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import ccsim
+from ccsim import output
+from ccsim.plots import run as run_plots
+from ccsim.plots.style import FORMATS, FormatError, file_names, parse_formats, styled
+
+SCENARIO = {
+    "duration": "6s",
+    "measure": {"start": "2s"},
+    "bottleneck": {
+        "rate": "10Mbps",
+        "queue": "codel",
+        "rate_changes": [{"at": "3s", "rate": "5Mbps"}],
+    },
+    "flows": [
+        {"count": 2, "cc": "cubic", "rtt": "20ms", "ppv": "gold", "trace": True},
+        {"count": 2, "cc": "cubic", "rtt": "20ms", "ppv": "silver", "name": "Silver"},
+    ],
+    "udp": [{"rate": "1Mbps", "rtt": "20ms"}],
+    "trace": {"rtt_samples": True},
+}
+
+MAGIC = {"png": b"\x89PNG", "pdf": b"%PDF", "svg": b"<?xml"}
+
+
+@pytest.fixture(scope="module")
+def result_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("run") / "out"
+    ccsim.run(SCENARIO).write(out, plots=True)
+    return out
+
+
+def _columns(directory: Path, name: str) -> dict[str, np.ndarray]:
+    table = run_plots._load(directory, name)
+    assert table is not None
+    return table
+
+
+def test_every_figure_in_every_format(result_dir: Path) -> None:
+    for stem in run_plots.FIGURES:
+        for fmt in FORMATS:
+            data = (result_dir / f"{stem}.{fmt}").read_bytes()
+            assert data.startswith(MAGIC[fmt]), (stem, fmt)
+    assert set(output.PLOT_FILES) == set(file_names(run_plots.FIGURES))
+
+
+def test_capacity_follows_rate_changes_and_bounds_throughput(result_dir: Path) -> None:
+    summary = {"bottleneck": {"name": "bottleneck"}}
+    t, rate = run_plots.capacity(_columns(result_dir, "queue_series"), summary)
+    assert set(np.round(rate, 6)) == {10.0, 5.0}
+    assert np.all(rate[t < 3.0 - 1e-9] == 10.0) and np.all(rate[t > 3.0 - 1e-9] == 5.0)
+    series = _columns(result_dir, "flow_series")
+    times, inverse = np.unique(series["time_s"], return_inverse=True)
+    total = np.bincount(inverse, weights=series["throughput_mbps"])
+    assert np.allclose(times, t)
+    cap = np.maximum(rate, np.insert(rate[:-1], 0, rate[0]))  # the interval's larger rate
+    # every flow's (and all flows' together) throughput per interval within the capacity,
+    # give or take one packet in flight on the last hop
+    slack = 1500 * 8 / 0.1 / 1e6
+    assert np.all(total <= cap + slack)
+
+
+def test_group_labels_tell_gold_from_silver(result_dir: Path) -> None:
+    flows = _columns(result_dir, "flows")
+    summary = {"scenario": SCENARIO}
+    groups = run_plots.flow_groups(flows, flows["flow_id"], summary)
+    assert not groups.per_flow
+    labels = [line.label for line in groups.lines]
+    assert labels == [
+        "2 flows: cubic, 20 ms, PPV gold",
+        "Silver: 2 flows, cubic, 20 ms, PPV silver",
+        "1 flow: UDP cbr, 20 ms",
+    ]
+
+
+def test_single_flow_groups_are_drawn_per_flow() -> None:
+    flows = {
+        "flow_id": np.array([0, 1]),
+        "group": np.array([0, 1]),
+        "group_name": np.array(["Gold", ""], dtype=object),
+        "protocol": np.array(["tcp", "tcp"], dtype=object),
+        "algorithm": np.array(["newreno", "cubic"], dtype=object),
+        "base_rtt_ms": np.array([40.0, 100.0]),
+    }
+    groups = run_plots.flow_groups(flows, [0, 1], {})
+    assert groups.per_flow
+    assert [line.label for line in groups.lines] == [
+        "Gold (flow 0): newreno, 40 ms",
+        "flow 1: cubic, 100 ms",
+    ]
+
+
+def _overlaps(fig: Figure) -> list[str]:
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    bad = []
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        for ax in fig.axes:
+            if box.overlaps(ax.get_window_extent(renderer)):
+                bad.append(f"legend over {ax.get_title() or ax.get_ylabel()}")
+    return bad
+
+
+def test_legends_never_cover_data(result_dir: Path) -> None:
+    summary = {"measure_start_s": 2.0, "measure_end_s": 6.0, "scenario": SCENARIO}
+    flows = _columns(result_dir, "flows")
+    with styled():
+        figures = [
+            run_plots.plot_throughput(
+                _columns(result_dir, "flow_series"),
+                flows,
+                summary,
+                _columns(result_dir, "queue_series"),
+            ),
+            run_plots.plot_queue_delay(_columns(result_dir, "queue_series"), summary),
+            run_plots.plot_sojourn_cdf(_columns(result_dir, "sojourn_cdf"), summary),
+            run_plots.plot_cwnd(_columns(result_dir, "cc_trace"), flows, summary),
+            run_plots.plot_rtt(_columns(result_dir, "rtt_samples"), flows, summary),
+        ]
+        for fig in figures:
+            assert _overlaps(fig) == []
+
+
+def test_same_tables_same_bytes(result_dir: Path, tmp_path: Path) -> None:
+    for name in ("flow_series", "flows", "queue_series", "sojourn_cdf"):
+        (tmp_path / f"{name}.parquet").write_bytes((result_dir / f"{name}.parquet").read_bytes())
+    (tmp_path / "summary.json").write_bytes((result_dir / "summary.json").read_bytes())
+    first = {p.name: p.read_bytes() for p in run_plots.plot_results(tmp_path)}
+    second = {p.name: p.read_bytes() for p in run_plots.plot_results(tmp_path)}
+    assert first == second
+    assert {p.name for p in run_plots.plot_results(tmp_path, ["pdf"])} == {
+        "throughput.pdf",
+        "queue_delay.pdf",
+        "sojourn_cdf.pdf",
+    }
+
+
+def test_parse_formats() -> None:
+    assert parse_formats(None) == ("png", "pdf", "svg")
+    assert parse_formats("PDF, png,pdf") == ("pdf", "png")
+    for bad in ("jpg", "", "png,eps"):
+        with pytest.raises(FormatError, match="--format"):
+            parse_formats(bad)
+
+
+def test_sweep_plot_in_every_format(tmp_path: Path) -> None:
+    sweep = {
+        "base": {"duration": "1s", "bottleneck": {"rate": "2Mbps"}, "flows": [{"rtt": "20ms"}]},
+        "grid": {"flows[0].cc.beta": [0.5, 0.7], "flows[0].rtt": ["20ms", "40ms"]},
+        "plot": {"x": "flows[0].rtt", "y": "utilisation", "lines": "flows[0].cc.beta"},
+        "series": [],
+    }
+    report = ccsim.sweep(sweep, tmp_path / "s", jobs=1, plot=True, plot_formats=["png", "svg"])
+    assert report.plot == tmp_path / "s" / "sweep.png"
+    assert (tmp_path / "s" / "sweep.svg").read_bytes().startswith(b"<?xml")
+    assert not (tmp_path / "s" / "sweep.pdf").exists()
