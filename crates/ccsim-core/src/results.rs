@@ -77,6 +77,10 @@ pub struct FlowSummary {
     /// Wire throughput: bytes on the wire, headers and retransmissions included, that
     /// reached the receiver within the window, as Mbit/s.
     pub throughput_mbps: f64,
+    /// Within the measurement window, like every figure here (whole-run totals are in
+    /// the `flow_packets` table): application payload bytes delivered in order, packets
+    /// sent by the flow's endpoints, TCP retransmissions and timeouts, drops and CE marks
+    /// of the flow's packets at any queue.
     pub bytes_delivered: u64,
     pub packets_sent: u64,
     pub retransmits: u64,

@@ -1003,9 +1003,12 @@ fn garbage_never_panics() {
 #[test]
 fn more_flows_than_events_can_name_is_a_one_line_error() {
     // Events carry 28-bit link and flow indices; the check runs before anything is
-    // allocated for the flows.
+    // allocated for the flows: while the scenario is read, before drawing each flow's
+    // values, naming the group that crosses the limit.
     let text = EXAMPLE.replace("count = 2", "count = 70000000");
-    let sc = Scenario::from_toml(&text).expect("parses");
-    let err = ccsim_core::api::validate(&sc).expect_err("too many flows");
-    check_err(&err, "flows", "at most 67108863 are supported");
+    let err = Scenario::from_toml(&text).expect_err("too many flows");
+    check_err(&err, "flows[0].count", "at most 67108863 are supported");
+    let text = format!("{EXAMPLE}\n[[udp]]\ncount = 67108862\nrate = \"1Mbps\"\nrtt = \"50ms\"\n");
+    let err = Scenario::from_toml(&text).expect_err("too many flows");
+    check_err(&err, "udp[1].count", "67108865 flows in all");
 }

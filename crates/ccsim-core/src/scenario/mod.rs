@@ -692,6 +692,25 @@ fn start_spec(raw: Option<&RawDist<SimDuration>>, path: &str) -> Result<StartSpe
     })
 }
 
+/// The most flows (TCP and UDP together) a scenario may have: events name flows and
+/// links by 28-bit indices (`Event::MAX_INDEX`), and each flow brings four access links.
+pub const MAX_FLOWS: usize = (crate::engine::Event::MAX_INDEX as usize - 2) / 4;
+
+/// Refuse a group that would take the scenario past [`MAX_FLOWS`], before anything is
+/// drawn for it (a huge `count` would otherwise exhaust memory while drawing).
+fn check_flow_budget(before: usize, count: usize, path: &str) -> Result<(), ScenarioError> {
+    if before.saturating_add(count) > MAX_FLOWS {
+        return Err(error(
+            path,
+            format!(
+                "{} flows in all; at most {MAX_FLOWS} are supported",
+                before.saturating_add(count)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Draw `count` positive durations (RTTs).
 fn draw_rtts(
     raw: &RawDist<SimDuration>,
@@ -804,6 +823,7 @@ fn resolve_flow(
     i: usize,
     duration: SimDuration,
     seed: u64,
+    flows_before: usize,
 ) -> Result<(TcpFlowGroup, StartSpec), ScenarioError> {
     let prefix = format!("flows[{i}]");
     let min_rto = match &f.min_rto {
@@ -839,6 +859,7 @@ fn resolve_flow(
             (times.len(), Some(times), StartSpec::Drawn)
         }
     };
+    check_flow_budget(flows_before, count, &join(&prefix, "count"))?;
     let rtts = draw_rtts(
         &f.rtt,
         &join(&prefix, "rtt"),
@@ -956,9 +977,15 @@ fn resolve_flow(
     Ok((group, start))
 }
 
-fn resolve_udp(u: RawUdp, i: usize, seed: u64) -> Result<(UdpGroup, StartSpec), ScenarioError> {
+fn resolve_udp(
+    u: RawUdp,
+    i: usize,
+    seed: u64,
+    flows_before: usize,
+) -> Result<(UdpGroup, StartSpec), ScenarioError> {
     let prefix = format!("udp[{i}]");
     let count = u.count.map_or(1, |g| g.value.0 as usize);
+    check_flow_budget(flows_before, count, &join(&prefix, "count"))?;
     let rtts = draw_rtts(
         &u.rtt,
         &join(&prefix, "rtt"),
@@ -1194,7 +1221,8 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         .into_iter()
         .enumerate()
     {
-        let (group, start) = resolve_flow(f, i, duration, seed)?;
+        let before = flows.iter().map(|g: &TcpFlowGroup| g.count as usize).sum();
+        let (group, start) = resolve_flow(f, i, duration, seed, before)?;
         flows.push(group);
         flow_starts.push(start);
     }
@@ -1207,7 +1235,12 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         .into_iter()
         .enumerate()
     {
-        let (group, start) = resolve_udp(u, i, seed)?;
+        let before = flows.iter().map(|g| g.count as usize).sum::<usize>()
+            + udp
+                .iter()
+                .map(|g: &UdpGroup| g.count as usize)
+                .sum::<usize>();
+        let (group, start) = resolve_udp(u, i, seed, before)?;
         udp.push(group);
         udp_starts.push(start);
     }

@@ -186,6 +186,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     // Links with their queue disciplines; one delay line per distinct delay.
     let mut links = Vec::with_capacity(plans.len());
     let mut lines: Vec<DelayLine> = Vec::new();
+    let mut line_of: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
     for (i, p) in plans.into_iter().enumerate() {
         let info = LinkInfo {
             rate_bps: p.rate_bps,
@@ -210,16 +211,15 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         }
         let qdisc_uses_timer = qd.uses_timer();
         let tl = &topo.links[i];
-        let line = match lines.iter().position(|d| d.delay_ns == p.delay_ns) {
-            Some(k) => k,
-            None => {
-                lines.push(DelayLine {
-                    delay_ns: p.delay_ns,
-                    ..DelayLine::default()
-                });
-                lines.len() - 1
-            }
-        } as u32;
+        // One delay line per distinct delay, found through a map (with random RTTs there
+        // may be as many delays as flows).
+        let line = *line_of.entry(p.delay_ns).or_insert_with(|| {
+            lines.push(DelayLine {
+                delay_ns: p.delay_ns,
+                ..DelayLine::default()
+            });
+            lines.len() as u32 - 1
+        });
         links.push(Link {
             name: p.name,
             from: tl.from,
@@ -254,34 +254,18 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 })
                 .sum::<u64>()
     };
-    let mut flow_path_rtts = Vec::new();
+    // Every host's four access links were added in order after the two bottleneck links
+    // (up, down, ack-up, ack-down), so its routes are known without a search, which keeps
+    // the build linear in the number of flows (a graph search per flow was quadratic).
+    let mut flow_path_rtts = Vec::with_capacity(endpoints.len());
     for (i, &(s, r)) in endpoints.iter().enumerate() {
-        let group_path = if i < n_tcp {
-            format!(
-                "flows[{}]",
-                group_of(&sc.flows.iter().map(|g| g.count).collect::<Vec<_>>(), i)
-            )
-        } else {
-            format!(
-                "udp[{}]",
-                group_of(
-                    &sc.udp.iter().map(|g| g.count).collect::<Vec<_>>(),
-                    i - n_tcp
-                )
-            )
-        };
-        let fwd = topo.route(s, r).ok_or_else(|| {
-            ScenarioError::new(
-                group_path.clone(),
-                "no route from the flow's sender to its receiver",
-            )
-        })?;
-        let rev = topo.route(r, s).ok_or_else(|| {
-            ScenarioError::new(
-                group_path,
-                "no route from the flow's receiver back to its sender",
-            )
-        })?;
+        let base = 2 + 4 * i as u32;
+        let fwd = vec![base, bottleneck, base + 1];
+        let rev = vec![base + 2, bottleneck + 1, base + 3];
+        if i < 2 {
+            debug_assert_eq!(topo.route(s, r).as_deref(), Some(&fwd[..]));
+            debug_assert_eq!(topo.route(r, s).as_deref(), Some(&rev[..]));
+        }
         flow_path_rtts.push(path_rtt(&fwd, &rev, &links));
         routes.push(fwd);
         routes.push(rev);
@@ -469,6 +453,9 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         queue_events: sc.trace.queue_events.then(QueueEvents::default),
         last_tick_signals: vec![(0, 0); n_flows],
         last_tick_departed: 0,
+        last_tick_serialised: 0.0,
+        win_serialised: (0.0, 0.0),
+        win_counts: (vec![[0; 5]; n_flows], vec![[0; 5]; n_flows]),
         convergence_flows: sc
             .flows
             .iter()
@@ -568,15 +555,4 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         world.sched.at(start, Event::UdpSend(u as u32));
     }
     Ok(world)
-}
-
-/// Which group a flow index falls in, given the groups' counts.
-fn group_of(counts: &[u32], mut i: usize) -> usize {
-    for (g, &c) in counts.iter().enumerate() {
-        if i < c as usize {
-            return g;
-        }
-        i -= c as usize;
-    }
-    counts.len().saturating_sub(1)
 }

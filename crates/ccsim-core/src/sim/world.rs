@@ -205,6 +205,12 @@ pub struct World {
     /// Per-flow (drops, marks) at the last tick, and bottleneck bytes departed.
     pub(crate) last_tick_signals: Vec<(u64, u64)>,
     pub(crate) last_tick_departed: u64,
+    /// Bytes the bottleneck had serialised at the last tick and at the window's edges,
+    /// counting the packet on the wire by the part sent ([`World::bytes_serialised`]).
+    pub(crate) last_tick_serialised: f64,
+    pub(crate) win_serialised: (f64, f64),
+    /// Per-flow counts at the window's start and end (see [`World::flow_counts`]).
+    pub(crate) win_counts: (Vec<[u64; 5]>, Vec<[u64; 5]>),
     /// The bulk TCP flows, the last one's start, and their bytes delivered at the first
     /// tick after it (convergence time).
     pub(crate) convergence_flows: Vec<usize>,
@@ -228,6 +234,13 @@ impl World {
         let end = self.duration_ns;
         let step = (end / 100).max(1);
         let mut next_report = step;
+        // Besides every 1% of simulated time, report every PROGRESS_WALL of wall time,
+        // looking at the clock once per 4096 events: a run that advances simulated time
+        // slowly (many flows, high rates) still shows progress and hears Ctrl-C (the
+        // Python layer checks signals in the callback) within a fraction of a second.
+        const PROGRESS_WALL: std::time::Duration = std::time::Duration::from_millis(100);
+        let mut last_wall = std::time::Instant::now();
+        let mut countdown = 4096u32;
         while let Some(ev) = self.sched.pop_until(end) {
             if ev == Event::ControlTick {
                 if let Some(c) = control.as_mut() {
@@ -244,9 +257,15 @@ impl World {
             self.dispatch(ev);
             if let Some(p) = progress.as_mut() {
                 let now = self.sched.now();
-                if now >= next_report {
+                countdown -= 1;
+                let wall_due = countdown == 0 && {
+                    countdown = 4096;
+                    last_wall.elapsed() >= PROGRESS_WALL
+                };
+                if now >= next_report || wall_due {
                     p(now as f64 / end as f64);
                     next_report = (now / step + 1) * step;
+                    last_wall = std::time::Instant::now();
                 }
             }
         }
@@ -420,6 +439,38 @@ impl World {
         Ok(())
     }
 
+    /// Bytes the bottleneck has serialised by now. A departure is booked whole when its
+    /// transmission starts; the packet still on the wire counts only by the part already
+    /// sent, so bytes over any interval never exceed what the rate allows (utilisation
+    /// <= 1 at the window's and the ticks' edges).
+    pub(crate) fn bytes_serialised(&self) -> f64 {
+        let l = &self.links[self.bottleneck as usize];
+        let unsent_ns = l.busy_until_ns.saturating_sub(self.sched.now());
+        l.stats.bytes_departed as f64 - unsent_ns as f64 * l.rate_bps as f64 / 8e9
+    }
+
+    /// Per flow, over the whole run so far: packets sent (by both endpoints), TCP
+    /// retransmissions and timeouts, drops and CE marks at any queue. Differenced across
+    /// the measurement window for the summary.
+    pub(crate) fn flow_counts(&self) -> Vec<[u64; 5]> {
+        let signals = |i: usize| (self.counters[i].dropped, self.counters[i].marked);
+        let mut v: Vec<[u64; 5]> = self
+            .tcp
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let (d, m) = signals(i);
+                [f.packets_sent(), f.retransmits(), f.timeouts(), d, m]
+            })
+            .collect();
+        let n = v.len();
+        v.extend(self.udp.iter().enumerate().map(|(k, u)| {
+            let (d, m) = signals(n + k);
+            [u.packets_sent, 0, 0, d, m]
+        }));
+        v
+    }
+
     /// Events executed so far.
     pub fn events(&self) -> u64 {
         self.sched.executed()
@@ -459,11 +510,15 @@ impl World {
                 self.in_window = true;
                 self.win_start_bytes = self.flow_bytes();
                 self.win_start_queue = self.links[self.bottleneck as usize].stats.snapshot();
+                self.win_serialised.0 = self.bytes_serialised();
+                self.win_counts.0 = self.flow_counts();
             }
             Event::MeasureEnd => {
                 self.in_window = false;
                 self.win_end_bytes = self.flow_bytes();
                 self.win_end_queue = self.links[self.bottleneck as usize].stats.snapshot();
+                self.win_serialised.1 = self.bytes_serialised();
+                self.win_counts.1 = self.flow_counts();
             }
             Event::Change(i) => self.apply_change(i),
             Event::ControlTick => {}

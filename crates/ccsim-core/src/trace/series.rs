@@ -169,6 +169,7 @@ impl World {
                 }
             }
         }
+        let serialised = self.bytes_serialised();
         let link = &mut self.links[self.bottleneck as usize];
         if let Some(tr) = self.qdisc_trace.as_mut() {
             link.qdisc.state(now, &mut tr.buf);
@@ -192,7 +193,7 @@ impl World {
         s.q_sojourn_min.push(ms(st.iv_sojourn_min_ns));
         s.q_departed_bytes.push(departed);
         s.q_utilisation
-            .push(departed as f64 * 8.0 / (link.rate_bps as f64 * iv_s));
+            .push((serialised - self.last_tick_serialised) * 8.0 / (link.rate_bps as f64 * iv_s));
         s.q_arrivals
             .push(snap.arrivals - self.last_tick_queue.arrivals);
         s.q_drops.push(snap.drops - self.last_tick_queue.drops);
@@ -203,6 +204,7 @@ impl World {
         st.iv_departures = 0;
         self.last_tick_queue = snap;
         self.last_tick_departed = snap.bytes_departed;
+        self.last_tick_serialised = serialised;
         if now + self.stats_interval_ns <= self.duration_ns {
             self.sched
                 .at(now + self.stats_interval_ns, Event::StatsTick);

@@ -34,7 +34,10 @@ impl World {
             let (d0, r0) = self.win_start_bytes[i];
             let goodput = (d1 - d0) as f64 * 8.0 / window_s / 1e6;
             let throughput = (r1 - r0) as f64 * 8.0 / window_s / 1e6;
-            let c = self.counters[i];
+            // Counts over the window: [packets sent, retransmits, timeouts, drops, marks].
+            let (k0, k1) = (self.win_counts.0[i], self.win_counts.1[i]);
+            let [sent, retransmits, timeouts, drops, marks] =
+                std::array::from_fn(|j| k1[j] - k0[j]);
             flows.push(if i < n_tcp {
                 let f = &self.tcp[i];
                 FlowSummary {
@@ -51,12 +54,12 @@ impl World {
                         .map(|t| t.size_bytes),
                     goodput_mbps: goodput,
                     throughput_mbps: throughput,
-                    bytes_delivered: f.bytes_delivered(),
-                    packets_sent: f.packets_sent(),
-                    retransmits: f.retransmits(),
-                    timeouts: f.timeouts(),
-                    drops: c.dropped,
-                    marks: c.marked,
+                    bytes_delivered: d1 - d0,
+                    packets_sent: sent,
+                    retransmits,
+                    timeouts,
+                    drops,
+                    marks,
                     fct_s: transfers
                         .iter()
                         .find(|t| t.flow == i as u32 && t.index == 0)
@@ -78,12 +81,12 @@ impl World {
                     size_bytes: None,
                     goodput_mbps: goodput,
                     throughput_mbps: throughput,
-                    bytes_delivered: u.bytes_received,
-                    packets_sent: u.packets_sent,
-                    retransmits: 0,
-                    timeouts: 0,
-                    drops: c.dropped,
-                    marks: c.marked,
+                    bytes_delivered: d1 - d0,
+                    packets_sent: sent,
+                    retransmits,
+                    timeouts,
+                    drops,
+                    marks,
                     fct_s: None,
                 }
             });
@@ -94,8 +97,8 @@ impl World {
         let arrivals = q1.arrivals - q0.arrivals;
         let drops = q1.drops - q0.drops;
         let marks = q1.marks - q0.marks;
-        let utilisation =
-            (q1.bytes_departed - q0.bytes_departed) as f64 * 8.0 / (bl.rate_bps as f64 * window_s);
+        let (s0, s1) = self.win_serialised;
+        let utilisation = (s1 - s0) * 8.0 / (bl.rate_bps as f64 * window_s);
         let hist = bl
             .stats
             .hist
@@ -305,7 +308,27 @@ impl World {
                 "dropped",
                 Column::U64(c.iter().map(|x| x.dropped).collect()),
             )
-            .with("in_network", Column::U64(in_net));
+            .with("in_network", Column::U64(in_net))
+            .with(
+                "bytes_delivered",
+                Column::U64(self.flow_bytes().into_iter().map(|b| b.0).collect()),
+            )
+            .with(
+                "retransmits",
+                Column::U64(
+                    (0..c.len())
+                        .map(|i| self.tcp.get(i).map_or(0, |f| f.retransmits()))
+                        .collect(),
+                ),
+            )
+            .with(
+                "timeouts",
+                Column::U64(
+                    (0..c.len())
+                        .map(|i| self.tcp.get(i).map_or(0, |f| f.timeouts()))
+                        .collect(),
+                ),
+            );
         let l = &self.links;
         let queues = Table::new("queues")
             .with(
