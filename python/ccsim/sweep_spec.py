@@ -560,8 +560,10 @@ def _key_error(message: str, axes: Sequence[Axis]) -> str | None:
             continue
         if text.startswith(("unknown key", "unknown parameter")):
             return axis.path.text
-        if where != axis.path and "got a table" in text:
-            return axis.path.text
+        if where != axis.path and (
+            "got a table" in text or text.startswith("unknown distribution")
+        ):
+            return axis.path.text  # a step into a value (a table there reads as a distribution)
     return None
 
 

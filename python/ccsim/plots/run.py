@@ -188,10 +188,37 @@ def _bottleneck_rows(table: Columns, summary: dict[str, Any]) -> np.ndarray:
     return rows if rows.any() else np.ones(len(queues), dtype=bool)
 
 
+def _scenario_capacity(summary: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Step points (time s, Mbit/s) of the bottleneck rate from the scenario recorded in
+    ``summary.json`` (``bottleneck.rate`` and ``rate_changes``), or None."""
+    from ccsim import _core
+    from ccsim.ppv import parse_rate
+
+    scenario = summary.get("scenario")
+    try:
+        bottleneck = scenario["bottleneck"]  # type: ignore[index]
+        points = [(0.0, parse_rate(str(bottleneck["rate"]).replace(" ", "")))]
+        for change in bottleneck.get("rate_changes") or []:
+            at = _core.duration_ns(str(change["at"]), "at") / 1e9
+            points.append((at, parse_rate(str(change["rate"]).replace(" ", ""))))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    points.sort(key=lambda p: p[0])
+    end = summary.get("duration_s")
+    if isinstance(end, (int, float)) and end > points[-1][0]:
+        points.append((float(end), points[-1][1]))
+    t, rate = zip(*points, strict=True)
+    return np.asarray(t, dtype=float), np.asarray(rate, dtype=float) / 1e6
+
+
 def capacity(queue: Columns | None, summary: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """The bottleneck's rate (Mbit/s) at each tick of ``queue_series``: departed bits over
-    utilisation x interval, which is the rate the core divided by (so rate changes show);
-    carried over intervals without departures. Empty arrays when it cannot be known."""
+    """The bottleneck's rate (Mbit/s) as step points (each holds until the next): from
+    the scenario recorded in ``summary.json``, else estimated from ``queue_series`` as the
+    bits serialised per interval over its utilisation (close to the rate the core divided
+    by). Empty arrays when it cannot be known."""
+    known = _scenario_capacity(summary)
+    if known is not None:
+        return known
     empty = (np.array([]), np.array([]))
     if queue is None or "utilisation" not in queue or "departed_bytes" not in queue:
         return empty
@@ -202,28 +229,25 @@ def capacity(queue: Columns | None, summary: dict[str, Any]) -> tuple[np.ndarray
     dt = np.diff(np.insert(t, 0, 0.0))
     util = queue["utilisation"][rows].astype(float)
     bits = queue["departed_bytes"][rows].astype(float) * 8.0
-    known = (util > 0) & (dt > 0)
-    if not known.any():
+    ok = (util > 0.5) & (dt > 0)  # a busy interval: the estimate is within a packet
+    if not ok.any():
         return empty
     rate = np.full(len(t), np.nan)
-    rate[known] = bits[known] / (util[known] * dt[known]) / 1e6
-    rate = np.array([float(f"{r:.6g}") if np.isfinite(r) else r for r in rate])
-    index = np.where(known, np.arange(len(t)), 0)
+    rate[ok] = bits[ok] / (util[ok] * dt[ok]) / 1e6
+    index = np.where(ok, np.arange(len(t)), 0)
     np.maximum.accumulate(index, out=index)
     rate = rate[index]  # carry the last known rate forward
-    first = int(np.argmax(known))
+    first = int(np.argmax(ok))
     rate[:first] = rate[first]
-    return t, rate
+    return np.insert(t[:-1], 0, 0.0), rate
 
 
 def _capacity_line(ax: Axes, cap: tuple[np.ndarray, np.ndarray]) -> None:
-    """The rate at each tick holds until the next one (the core's tick at a change's time
-    already divides by the new rate), and the first tick's from time 0."""
     t, rate = cap
     if len(t):
         ax.step(
-            np.insert(t, 0, 0.0),
-            np.insert(rate, 0, rate[0]),
+            t,
+            rate,
             where="post",
             color=REFERENCE_COLOUR,
             ls="--",
