@@ -1012,3 +1012,32 @@ fn more_flows_than_events_can_name_is_a_one_line_error() {
     let err = Scenario::from_toml(&text).expect_err("too many flows");
     check_err(&err, "udp[1].count", "67108865 flows in all");
 }
+
+#[test]
+fn duplicate_keys_are_refused_in_json_and_toml_naming_the_key() {
+    let json = r#"{"duration": "1s", "duration": "2s", "bottleneck": {"rate": "1Mbps"}}"#;
+    let e = Scenario::from_json(json).unwrap_err();
+    assert_eq!(e.path, "<json>");
+    assert!(e.message.contains("duplicate key \"duration\""), "{e}");
+    let nested = r#"{"duration": "1s", "bottleneck": {"rate": "1Mbps", "rate": "2Mbps"}}"#;
+    let e = Scenario::from_json(nested).unwrap_err();
+    assert!(e.message.contains("duplicate key \"rate\""), "{e}");
+    let e = Scenario::from_toml("duration = \"1s\"\nduration = \"2s\"\n").unwrap_err();
+    assert!(e.message.contains("duplicate key \"duration\""), "{e}");
+    assert!(e.message.contains("line 2"), "{e}");
+}
+
+#[test]
+fn long_values_are_cut_in_messages() {
+    let long = "x".repeat(3000);
+    let text =
+        format!("duration = \"1s\"\n[bottleneck]\nrate = \"{long}\"\n[[flows]]\nrtt = \"10ms\"\n");
+    let e = Scenario::from_toml(&text).unwrap_err();
+    assert_eq!(e.path, "bottleneck.rate");
+    assert!(
+        e.to_string().len() < 200,
+        "{} characters",
+        e.to_string().len()
+    );
+    assert!(e.message.contains("(3000 characters)"), "{e}");
+}

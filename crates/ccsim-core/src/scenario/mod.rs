@@ -299,9 +299,75 @@ impl Scenario {
     /// JSON `null` is treated like an absent key wherever a key is optional. JSON
     /// syntax errors use the path `<json>`.
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
-        let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| error("<json>", format!("syntax error: {e}")))?;
+        // JSON allows a key twice (the last wins); TOML does not, and a scenario should
+        // mean one thing: refuse it, naming the key.
+        let value = serde_json::from_str::<NoDuplicates>(text)
+            .map_err(|e| error("<json>", format!("syntax error: {e}")))?
+            .0;
         from_value(value, "<json>")
+    }
+}
+
+/// A JSON value tree read with every object's keys distinct.
+struct NoDuplicates(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for NoDuplicates {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicatesVisitor)
+    }
+}
+
+struct NoDuplicatesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NoDuplicatesVisitor {
+    type Value = NoDuplicates;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates(v.into()))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates(
+            serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, Into::into),
+        ))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates(v.into()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates(v.into()))
+    }
+    fn visit_unit<E>(self) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates(serde_json::Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates(serde_json::Value::Null))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<NoDuplicates, A::Error> {
+        let mut out = Vec::new();
+        while let Some(NoDuplicates(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(NoDuplicates(out.into()))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<NoDuplicates, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let NoDuplicates(v) = map.next_value()?;
+            if out.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!("duplicate key {key:?}")));
+            }
+            out.insert(key, v);
+        }
+        Ok(NoDuplicates(out.into()))
     }
 }
 
@@ -328,7 +394,14 @@ fn toml_syntax_error(text: &str, e: &toml::de::Error) -> ScenarioError {
             format!(" at line {line}, column {column}")
         })
         .unwrap_or_default();
-    error("<toml>", format!("syntax error{location}: {}", e.message()))
+    // toml says "duplicate key" without the key: take it from the text the error points at.
+    let mut message = e.message().trim().to_owned();
+    if message == "duplicate key" {
+        if let Some(key) = e.span().and_then(|span| text.get(span)) {
+            message = format!("duplicate key {:?}", key.trim());
+        }
+    }
+    error("<toml>", format!("syntax error{location}: {message}"))
 }
 
 /// Append a key to a dotted path, quoting keys that are not bare TOML keys.

@@ -51,7 +51,8 @@ const LIMIT_EXPECTED: &str = "a positive queue limit like \"100p\", \"150KB\" or
 
 /// `expected <what>, got "<s>"` with the user's string quoted as written.
 fn bad(expected: &str, s: &str) -> String {
-    format!("expected {expected}, got {s:?}")
+    // Echoed as `Lit` shows strings (cut to about 60 characters).
+    super::lit::mismatch(expected, &super::lit::Lit::S(s.to_owned()))
 }
 
 /// A number split off its unit: `"1.5 Mbps"` -> (`"1"`, `"5"`, `"Mbps"`).
