@@ -19,6 +19,8 @@ Plot types:
 
 Every type: ``panels = "<column>"`` draws one panel per value of that column (its
 ``title`` formats the value, ``"G = {}"``, or its ``panel_labels`` entry);
+``refs = [{ y = 20.0, label = "ref_del 20 ms" }, { x = 53.0, label = ... }]`` draws
+the paper's reference levels (horizontal) and times (vertical) as grey lines;
 ``series_label`` is a format (``"β = {}"``) or a table of labels by value; a ``where``
 value may be a list (any of them); ``xticks`` places the x ticks.
 - ``cdf``: the empirical CDF of column x per series, or, with ``y`` (such as the
@@ -76,7 +78,9 @@ PLOT_KEYS = (
     "xticks",
     "series_summary",
     "pool",
+    "refs",
 )
+REF_KEYS = ("x", "y", "label")
 ERRORBARS = (True, False, "std", "minmax")
 SUMMARY_KEYS = ("statistic", "from", "to", "format")
 MODEL_KEYS = ("model", "args", "label")
@@ -198,6 +202,16 @@ def check_plot(
                     f"models[{i}].args.{name}: {arg!r} must be the panel's x or series "
                     "column, or a result column"
                 )
+    refs = spec.get("refs", [])
+    if not isinstance(refs, list):
+        raise ValueError("refs: expected a list of { y = 20.0, label = ... } or { x = ... }")
+    for i, ref in enumerate(refs):
+        if not isinstance(ref, Mapping) or set(ref) - set(REF_KEYS):
+            raise ValueError(f"refs[{i}]: expected a table of {', '.join(REF_KEYS)}")
+        if ("x" in ref) == ("y" in ref) or not _is_number(ref.get("x", ref.get("y"))):
+            raise ValueError(f"refs[{i}]: give one number, x (a vertical line) or y")
+        if not isinstance(ref.get("label", ""), str):
+            raise ValueError(f"refs[{i}].label: expected a string")
     if "pool" in spec and (kind != "cdf" or not isinstance(spec["pool"], bool)):
         raise ValueError("pool: true or false, on cdf plots")
 
@@ -478,6 +492,12 @@ def _draw_panel(ax: Axes, panel: Panel) -> None:
         )
     if panel.markers:
         ax.plot([], [], "k*", ms=9, label="number quoted in the paper")
+    for i, ref in enumerate(spec.get("refs", [])):  # the paper's reference levels and times
+        style = {"color": "0.35", "lw": 1, "ls": (":", "-.", "--")[i % 3], "zorder": 1}
+        if "y" in ref:
+            ax.axhline(float(ref["y"]), label=ref.get("label"), **style)
+        else:
+            ax.axvline(float(ref["x"]), label=ref.get("label"), **style)
     ax.set_xlabel(spec.get("xlabel", spec["x"]))
     ax.set_ylabel(spec.get("ylabel", spec.get("y", "CDF")))
     if spec.get("logx"):

@@ -13,6 +13,7 @@ shipped file.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
 
 from ccsim.plots.figure import check_plot
 from ccsim.reproduce.metrics import (
@@ -33,7 +36,14 @@ from ccsim.reproduce.metrics import (
     tables_used,
 )
 from ccsim.reproduce.models import MODELS
-from ccsim.sweep_spec import RESERVED_COLUMNS, SWEEP_KEYS, Sweep, SweepError, load_sweep
+from ccsim.sweep_spec import (
+    RESERVED_COLUMNS,
+    SWEEP_KEYS,
+    Axis,
+    Sweep,
+    SweepError,
+    load_sweep,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -204,7 +214,38 @@ class Experiment:
     def sweep_document(self, name: str, quick: bool) -> dict[str, Any]:
         """The sweep ``name`` as a self-contained sweep document (base inlined), with the
         ``quick`` overrides applied when asked: each top-level key replaces the sweep's,
-        except tables (``set``, ``grid``, ``base``), whose keys replace the sweep's keys."""
+        except tables (``set``, ``grid``, ``base``), whose keys replace the sweep's keys.
+        An axis's ``labels`` (an experiment's addition) are left out: see
+        :meth:`axis_labels`."""
+        doc = self._document(name, quick)
+        for axes in _axis_tables(doc):
+            for key, spec in list(axes.items()):
+                if isinstance(spec, Mapping) and "labels" in spec:
+                    axes[key] = {k: v for k, v in spec.items() if k != "labels"}
+        return doc
+
+    def axis_labels(self, name: str, quick: bool) -> dict[str, dict[str, str]]:
+        """axis -> (the value as the sweep's result column holds it -> its label), for
+        the axes of sweep ``name`` that give ``labels``: ``aqm = { path =
+        "bottleneck.queue", values = [{ kind = "pie", ... }, "codel"], labels = ["PIE",
+        "CoDel"] }`` names table values in result columns, plots and checks."""
+        out: dict[str, dict[str, str]] = {}
+        for axes in _axis_tables(self._document(name, quick)):
+            for key, spec in axes.items():
+                if not isinstance(spec, Mapping) or "labels" not in spec:
+                    continue
+                values, labels = spec.get("values"), spec["labels"]
+                where = f"{self.path}: sweep {name!r}: axis {key}.labels"
+                if not isinstance(values, list) or not isinstance(labels, list):
+                    raise ExperimentError(f"{where}: labels go with a list of values")
+                if len(labels) != len(values) or len(set(map(str, labels))) != len(labels):
+                    raise ExperimentError(f"{where}: one distinct label per value")
+                if not all(isinstance(x, str) and x for x in labels):
+                    raise ExperimentError(f"{where}: labels are non-empty strings")
+                out[key] = {_stored(v): lab for v, lab in zip(values, labels, strict=True)}
+        return out
+
+    def _document(self, name: str, quick: bool) -> dict[str, Any]:
         doc = dict(self.sweeps[name])
         if quick:
             for key, value in self.quick.get(name, {}).items():
@@ -223,11 +264,57 @@ class Experiment:
         return json.loads(json.dumps(doc))
 
     def load_sweep(self, name: str, quick: bool) -> Sweep:
+        """The sweep, its labelled axes holding their labels as values."""
         try:
-            return load_sweep(self.sweep_document(name, quick))
+            sweep = load_sweep(self.sweep_document(name, quick))
         except SweepError as exc:
             mode = "quick" if quick else "full"
             raise ExperimentError(f"{self.path}: sweep {name!r} ({mode}): {exc}") from exc
+        labels = self.axis_labels(name, quick)
+        if labels:
+            sweep = copy.copy(sweep)  # a Sweep is mutable: leave the loaded one alone
+            sweep.dimensions = [
+                replace(d, axes=tuple(_labelled(a, labels) for a in d.axes))
+                for d in sweep.dimensions
+            ]
+        return sweep
+
+
+def _labelled(axis: Axis, labels: Mapping[str, Mapping[str, str]]) -> Axis:
+    if axis.name not in labels:
+        return axis
+    return replace(axis, values=tuple(labels[axis.name][_stored(v)] for v in axis.values))
+
+
+def _axis_tables(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The sweep document's ``grid`` and each ``zip`` table (mutable, in place)."""
+    tables = []
+    if isinstance(doc.get("grid"), Mapping):
+        doc["grid"] = dict(doc["grid"])  # type: ignore[index]
+        tables.append(doc["grid"])
+    if isinstance(doc.get("zip"), list):
+        doc["zip"] = [dict(z) if isinstance(z, Mapping) else z for z in doc["zip"]]  # type: ignore[index]
+        tables += [z for z in doc["zip"] if isinstance(z, dict)]
+    return tables
+
+
+def _stored(value: Any) -> str:
+    """An axis value as the sweep store's result column writes a table-valued axis."""
+    return json.dumps(value)
+
+
+def relabel(rows: pa.Table, labels: Mapping[str, Mapping[str, str]]) -> pa.Table:
+    """``rows`` (result rows) with each labelled axis column holding its labels."""
+    for axis, names in labels.items():
+        if axis not in rows.column_names:
+            continue
+        column = [
+            names.get(v if isinstance(v, str) else _stored(v), names.get(_stored(v), v))
+            for v in rows.column(axis).to_pylist()
+        ]
+        index = rows.column_names.index(axis)
+        rows = rows.set_column(index, axis, pa.array([str(v) for v in column], pa.string()))
+    return rows
 
 
 # --------------------------------------------------------------------------- finding

@@ -24,6 +24,14 @@ with two more arguments, inside ``[from, to)`` seconds: ``sum(tables.queue_serie
 departed_bytes, 0, 20)``. Paper 003's Fig. 4 takes b as ``median(tables.queue_events.
 qlen_pkts)``: the queue length at each loss. A run without rows has no value.
 
+**Times in a time series.** ``first_above(tables.t.c, threshold[, from_s, to_s])`` and
+``first_below(...)`` are the ``time_s`` of the first row of a table with a ``time_s``
+column (inside the window, or ``[from, to)``) whose value is above (below) the
+threshold; a run where none is has no value. They nest, since every argument is an
+expression: the time after 50 s at which the queueing delay, having risen above 30 ms,
+first comes back below it is ``first_below(tables.queue_series.sojourn_mean_ms, 30,
+first_above(tables.queue_series.sojourn_mean_ms, 30, 50, 100), 100)``.
+
 **Relative to a baseline.** A metric given as a table, ``gain = { of = "<expression>",
 baseline = { beta_ecn = 0.5 }, compare = "gain_pct" }``, divides (``ratio``; ``gain_pct``
 is 100 (ratio - 1)) or subtracts (``difference``) the mean of ``of`` over the ok runs at
@@ -72,6 +80,11 @@ TABLE_STATISTICS: dict[str, Callable[..., float]] = {
     "min": lambda v: float(np.min(v)),
     "max": lambda v: float(np.max(v)),
     "quantile": lambda v, q: float(np.quantile(v, q)),
+}
+#: The time of the first row crossing a threshold: ``first_above(tables.t.c, 30, 50, 100)``.
+CROSSINGS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
+    "first_above": lambda v, x: v > x,
+    "first_below": lambda v, x: v < x,
 }
 #: The scope key under which a run's tables travel (not a summary key: no path reaches it).
 TABLES = "tables"
@@ -128,14 +141,13 @@ def _table_call(node: ast.Call) -> bool:
 def _check(node: ast.AST, names: set[str] | frozenset[str]) -> None:
     if isinstance(node, ast.Call) and _table_call(node):
         name = node.func.id if isinstance(node.func, ast.Name) else ""
-        if name not in TABLE_STATISTICS:
-            raise MetricError(f"a table column's statistics: {', '.join(TABLE_STATISTICS)}")
-        extra = len(node.args) - 1 - (name == "quantile")
-        if node.keywords or extra not in (0, 2) or (name == "quantile" and len(node.args) < 2):
-            raise MetricError(
-                f"{name}(tables.<table>.<column>{', q' if name == 'quantile' else ''}"
-                "[, from_s, to_s])"
-            )
+        if name not in TABLE_STATISTICS and name not in CROSSINGS:
+            known = ", ".join([*TABLE_STATISTICS, *CROSSINGS])
+            raise MetricError(f"a table column's statistics: {known}")
+        param = {"quantile": ", q"}.get(name, ", threshold" if name in CROSSINGS else "")
+        extra = len(node.args) - 1 - bool(param)
+        if node.keywords or extra not in (0, 2) or (param and len(node.args) < 2):
+            raise MetricError(f"{name}(tables.<table>.<column>{param}[, from_s, to_s])")
         for arg in node.args[1:]:
             _check(arg, names)
         return
@@ -214,7 +226,9 @@ def _table_statistic(node: ast.Call, scope: Mapping[str, Any]) -> float:
         raise _Missing
     values = np.asarray(columns[column], dtype=float)
     rest = [_eval(a, scope) for a in node.args[1:]]
-    q = rest.pop(0) if name == "quantile" else None
+    q = rest.pop(0) if name == "quantile" or name in CROSSINGS else None
+    if name in CROSSINGS and "time_s" not in columns:
+        raise _Missing
     if "time_s" in columns:
         if rest:
             low, high = rest
@@ -223,7 +237,15 @@ def _table_statistic(node: ast.Call, scope: Mapping[str, Any]) -> float:
             high = scope.get("measure_end_s")
             high = math.inf if high is None else float(high)
         t = np.asarray(columns["time_s"], dtype=float)
-        values = values[(t >= low) & (t < high)]
+        inside = (t >= low) & (t < high)
+        values, t = values[inside], t[inside]
+        if name in CROSSINGS:  # the first row, in time order, past the threshold
+            order = np.argsort(t, kind="stable")
+            t, values = t[order], values[order]
+            hit = np.flatnonzero(np.isfinite(values) & CROSSINGS[name](values, float(q)))
+            if not len(hit):
+                raise _Missing
+            return float(t[hit[0]])
     values = values[np.isfinite(values)]
     if name == "count":
         return float(len(values))

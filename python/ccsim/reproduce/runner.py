@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from ccsim import __version__, sweep_exec
 from ccsim.plots.figure import Curve, Marker, Panel, draw_figure, split_panels
-from ccsim.reproduce.experiment import MAIN, Experiment
+from ccsim.reproduce.experiment import MAIN, Experiment, relabel
 from ccsim.reproduce.metrics import add_metrics
 from ccsim.reproduce.models import MODELS
 from ccsim.reproduce.verdict import Verdict, evaluate
@@ -94,7 +94,8 @@ def run_experiment(exp: Experiment, out: Path, options: Options) -> dict[str, An
         def table(t: str, store: Path = store, kept: set[str] = kept) -> pa.Table | None:
             return read_series(store, t) if t in kept else None
 
-        results[name] = add_metrics(report.results, metrics, sorted(exp.axes), table)
+        rows = relabel(report.results, exp.axis_labels(name, options.quick))
+        results[name] = add_metrics(rows, metrics, sorted(exp.axes), table)
         stores[name] = tag if owner == exp.slug else f"../{owner}/{tag}"
         runs += report.total
         failed += report.failed
