@@ -134,7 +134,7 @@ def test_reference_lines_are_checked_and_drawn(tmp_path: Path):
 
 def test_paper_002_experiments_load():
     ids = {i for i in PATHS if i.startswith("002:")}
-    assert {"002:fig2", "002:fig3"} <= ids
+    assert {f"002:fig{n}" for n in range(2, 9)} <= ids
     for i in sorted(ids):
         exp = load_experiment(PATHS[i])
         assert exp.checks, i
