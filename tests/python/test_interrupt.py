@@ -24,6 +24,7 @@ import ccsim
 #: time is hours away.
 SLOW = """
 duration = "1000000s"
+stats_interval = "1000s"
 [bottleneck]
 rate = "10Gbps"
 [[flows]]

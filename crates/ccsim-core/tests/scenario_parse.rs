@@ -1041,3 +1041,52 @@ fn long_values_are_cut_in_messages() {
     );
     assert!(e.message.contains("(3000 characters)"), "{e}");
 }
+
+/// Values that validate but could not run in any memory are refused up front, each
+/// with its key (issue reproducers: a 1e9-packet window, a 1 ns stats interval, a 1e9
+/// packet queue, 292 years, 1.8e19 bit/s).
+#[test]
+fn physically_meaningless_values_are_refused() {
+    let cases = [
+        (
+            "initial_window = 1000000000",
+            "flows[0].initial_window",
+            "TCP's largest window",
+        ),
+        ("", "stats_interval", "rows of time series"),
+    ];
+    for (flow_key, path, message) in cases {
+        let mut text = format!(
+            "duration = \"10s\"\n[bottleneck]\nrate = \"10Mbps\"\n[[flows]]\nrtt = \"10ms\"\n{flow_key}\n"
+        );
+        if path == "stats_interval" {
+            text = text.replace(
+                "duration = \"10s\"",
+                "duration = \"10s\"\nstats_interval = \"1ns\"",
+            );
+        }
+        toml_err(&text, path, message);
+    }
+    let top = |extra: &str, rate: &str, limit: &str| {
+        format!(
+            "{extra}\n[bottleneck]\nrate = \"{rate}\"\nqueue = {{ kind = \"droptail\", limit = \"{limit}\" }}\n[[flows]]\nrtt = \"10ms\"\n"
+        )
+    };
+    // Queue parameters are read by the discipline when the network is built.
+    let sc = Scenario::from_toml(&top("duration = \"10s\"", "10Gbps", "1000000000p")).unwrap();
+    let err = ccsim_core::api::validate(&sc).unwrap_err();
+    check_err(&err, "bottleneck.queue.limit", "at most 10000000 packets");
+    toml_err(
+        &top("duration = \"10s\"", "18000000Tbps", "100p"),
+        "bottleneck.rate",
+        "at most 100Tbps",
+    );
+    toml_err(
+        &top("duration = \"153000000min\"", "10Mbps", "100p"),
+        "duration",
+        "at most 365 days",
+    );
+    // The largest accepted values still pass.
+    let sc = Scenario::from_toml(&top("duration = \"10s\"", "100Tbps", "10000000p")).unwrap();
+    ccsim_core::api::validate(&sc).unwrap();
+}

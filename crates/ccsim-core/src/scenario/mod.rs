@@ -769,6 +769,13 @@ fn start_spec(raw: Option<&RawDist<SimDuration>>, path: &str) -> Result<StartSpe
 /// links by 28-bit indices (`Event::MAX_INDEX`), and each flow brings four access links.
 pub const MAX_FLOWS: usize = (crate::engine::Event::MAX_INDEX as usize - 2) / 4;
 
+/// The longest run a scenario may ask for: a year of simulated time (the engine's
+/// nanosecond clock itself would overflow after 584 years).
+const MAX_DURATION_NS: u64 = 365 * 86_400 * 1_000_000_000;
+
+/// The most rows of per-interval series a run may produce (about 2 GB of tables).
+const MAX_SERIES_ROWS: u64 = 100_000_000;
+
 /// Refuse a group that would take the scenario past [`MAX_FLOWS`], before anything is
 /// drawn for it (a huge `count` would otherwise exhaust memory while drawing).
 fn check_flow_budget(before: usize, count: usize, path: &str) -> Result<(), ScenarioError> {
@@ -1005,6 +1012,21 @@ fn resolve_flow(
         })
         .collect();
     let flag = |g: Option<Given<raw::Flag>>, default: bool| g.map_or(default, |g| g.value.0);
+    // RFC 7323 §2.3: no TCP window exceeds 1 GiB; a larger initial window would only
+    // make the simulator allocate for packets no sender could have in flight.
+    let mss = f.mss.as_ref().map_or(1448, |g| g.value.0);
+    let initial_window = f.initial_window.as_ref().map_or(10, |g| g.value.0);
+    if initial_window * mss > 1 << 30 {
+        return Err(error(
+            join(&prefix, "initial_window"),
+            format!(
+                "at most {} packets of {mss} B (TCP's largest window, 1 GiB, RFC 7323 §2.3), got {}",
+                (1u64 << 30) / mss,
+                initial_window
+            ),
+        ));
+    }
+    let initial_window = initial_window as u32;
     let mut changes = Vec::new();
     for (k, c) in f
         .changes
@@ -1033,7 +1055,7 @@ fn resolve_flow(
         ecn: flag(f.ecn, false),
         sack: flag(f.sack, true),
         delayed_ack: flag(f.delayed_ack, true),
-        initial_window: f.initial_window.map_or(10, |g| g.value.0 as u32),
+        initial_window,
         mss: f.mss.map_or(1448, |g| g.value.0 as u32),
         pacing: flag(f.pacing, false),
         min_rto,
@@ -1263,6 +1285,15 @@ fn resolve_ppv(p: raw::RawPpv, path: &str) -> Result<PpvSpec, ScenarioError> {
 /// Apply defaults and cross-field checks to the raw schema.
 fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let duration = positive(&raw.duration, "duration")?;
+    if duration.ns > MAX_DURATION_NS {
+        return Err(error(
+            "duration",
+            format!(
+                "at most 365 days of simulated time, got {}",
+                raw.duration.text
+            ),
+        ));
+    }
     let seed = raw.seed.map_or(1, |g| g.value.0);
     let stats_interval = match &raw.stats_interval {
         Some(g) => {
@@ -1344,6 +1375,28 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         )
         .collect();
     draw_starts(plan, duration, seed)?;
+    // Every stats tick adds a row per flow (flow_series), per group (group_series), one
+    // for the queue and a few of discipline state, and one per traced flow plus its
+    // controller's variables: refuse before running what could not be held in memory.
+    let n_flows: u64 = flows.iter().map(|g| u64::from(g.count)).sum::<u64>()
+        + udp.iter().map(|g| u64::from(g.count)).sum::<u64>();
+    let traced: u64 = flows
+        .iter()
+        .filter(|g| g.trace)
+        .map(|g| u64::from(g.count))
+        .sum();
+    let rows_per_tick = n_flows + (flows.len() + udp.len()) as u64 + 8 + 8 * traced;
+    let ticks = duration.ns / stats_interval.ns;
+    if ticks.saturating_mul(rows_per_tick) > MAX_SERIES_ROWS {
+        return Err(error(
+            "stats_interval",
+            format!(
+                "{ticks} intervals x {rows_per_tick} rows each = {} rows of time series, \
+                 at most {MAX_SERIES_ROWS}: use a longer stats_interval",
+                ticks.saturating_mul(rows_per_tick)
+            ),
+        ));
+    }
     let trace = match raw.trace {
         None => TraceSpec::default(),
         Some(Table(t)) => {

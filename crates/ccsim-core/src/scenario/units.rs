@@ -44,6 +44,14 @@ pub enum QueueLimit {
     Bdp(f64),
 }
 
+/// The largest rate a scenario may give (100 Tbit/s).
+pub const MAX_RATE_BPS: u64 = 100_000_000_000_000;
+/// The largest queue limit in packets: ten million packets is no router's buffer, and
+/// each held packet costs the simulator about 100 bytes.
+pub const MAX_LIMIT_PACKETS: u64 = 10_000_000;
+/// The largest queue limit in bytes (10 GB).
+pub const MAX_LIMIT_BYTES: u64 = 10_000_000_000;
+
 const RATE_EXPECTED: &str = "a positive rate like \"10Mbps\"";
 const DURATION_EXPECTED: &str = "a duration like \"50ms\"";
 const SIZE_EXPECTED: &str = "a size like \"1500B\" or \"1.5MB\"";
@@ -160,6 +168,12 @@ impl DataRate {
     pub fn parse(s: &str) -> Result<Self, String> {
         match parse_scaled(s, RATE_EXPECTED, rate_unit)? {
             0 => Err(bad(RATE_EXPECTED, s)),
+            // Well above any link built (800 Gbit/s today), well below u64 overflow in the
+            // engine's bit-time arithmetic.
+            bps if bps > MAX_RATE_BPS => Err(format!(
+                "expected a rate of at most 100Tbps, got {}",
+                super::lit::Lit::S(s.to_owned())
+            )),
             bps => Ok(DataRate { bps }),
         }
     }
@@ -216,8 +230,18 @@ impl QueueLimit {
                 QueueLimit::Bytes(scale(sp.int, sp.frac, mult).ok_or_else(err)?)
             }
         };
+        let shown = super::lit::Lit::S(s.to_owned());
         match limit {
             QueueLimit::Packets(0) | QueueLimit::Bytes(0) => Err(err()),
+            QueueLimit::Packets(n) if n > MAX_LIMIT_PACKETS => Err(format!(
+                "expected a queue limit of at most {MAX_LIMIT_PACKETS} packets, got {shown}"
+            )),
+            QueueLimit::Bytes(n) if n > MAX_LIMIT_BYTES => Err(format!(
+                "expected a queue limit of at most 10GB, got {shown}"
+            )),
+            QueueLimit::Bdp(v) if v > 10_000.0 => Err(format!(
+                "expected a queue limit of at most 10000bdp, got {shown}"
+            )),
             _ => Ok(limit),
         }
     }
