@@ -2,13 +2,21 @@
 
 Bad input (a scenario error, an unreadable file, an unusable output path) prints one line,
 ``error: ...``, on stderr and exits with status 2 without touching the output directory.
+
+Exit status: 0 ok; 1 a plot (or a write) failed; 2 bad input, nothing written; 3 a sweep
+finished with failed runs (their number is in the last line and in ``sweep.json``); 130
+interrupted by SIGINT (Ctrl-C), 143 by SIGTERM. Both signals stop a run or a sweep within
+about 0.1 s (runs in flight are abandoned), write a sweep's finished runs, remove staging
+directories and print one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -16,12 +24,30 @@ from typing import Any
 
 from ccsim import ScenarioError, SweepError, __version__, api, bench, compare, sweep_exec
 from ccsim.api import ScenarioSource
-from ccsim.output import OutputDirError, check_output_dir
+from ccsim.output import OutputDirError, check_output_dir, output_path
 from ccsim.report import print_report, report_console
 from ccsim.results import PlotError, idle_warning
 from ccsim.sweep_spec import estimate_run_s, load_sweep, parse_override
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_RUNS_FAILED = 0, 1, 2, 3
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # 128 + the signal number, as shells report
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that every cleanup path for an
+    interrupt (staging directories, a sweep's last batch, Dask clusters) runs for it too."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _interrupt_status(exc: KeyboardInterrupt) -> int:
+    return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+
+
+def _interrupt_word(exc: KeyboardInterrupt) -> str:
+    return "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
 
 
 class BadInput(Exception):
@@ -86,13 +112,20 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
     return status
 
 
+def _output(text: str) -> Path:
+    try:
+        return output_path(text)
+    except OutputDirError as exc:
+        raise BadInput(str(exc)) from exc
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    return _run_to_dir(_load(args.scenario, _overrides(args)), Path(args.output), args)
+    return _run_to_dir(_load(args.scenario, _overrides(args)), _output(args.output), args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     text = resources.files("ccsim").joinpath("scenarios", "demo.toml").read_text("utf-8")
-    out = Path(args.output)
+    out = _output(args.output)
     status = _run_to_dir(ScenarioSource(text, "toml", "demo.toml"), out, args)
     files = sorted(p.name for p in out.iterdir() if p.suffix in (".parquet", ".json", ".png"))
     if any(p.suffix in (".pdf", ".svg") for p in out.iterdir()):
@@ -162,7 +195,8 @@ def cmd_sweep_dry_run(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """Exit status: 0 when every run succeeded, else the number of failed runs (max 125)."""
+    """Exit status: 0 when every run succeeded, 3 when some failed, 1 when only the plot
+    failed."""
     if args.dry_run:
         return cmd_sweep_dry_run(args)
     if not args.output:
@@ -181,15 +215,23 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             plot=args.plot,
             plot_formats=formats,
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print(
-            f"interrupted: finished runs are in {args.output}; run again to resume", file=sys.stderr
+            f"error: {_interrupt_word(exc)}: finished runs are in {args.output}; "
+            "run again to resume",
+            file=sys.stderr,
         )
-        raise
+        return _interrupt_status(exc)
     if not args.quiet:
         sweep_exec.print_summary(report, report_console())
     if report.plot_error:
         print(f"error: {report.plot_error}", file=sys.stderr)
+    if report.failed:
+        print(
+            f"error: {report.failed} of {report.total} runs failed (their errors are in "
+            f"{report.out / 'results.parquet'}; --retry-failed runs them again)",
+            file=sys.stderr,
+        )
     return report.exit_status
 
 
@@ -285,8 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "sweep",
         help="run every scenario of a sweep file (resumable)",
-        description="Run a parameter sweep; exit status 0 if every run succeeded, else the "
-        "number of failed runs (at most 125); 2 for bad input.",
+        description="Run a parameter sweep; exit status 0 if every run succeeded, 3 if some "
+        "failed (the count is in the last line and in DIR/sweep.json), 1 if only the plot "
+        "failed, 2 for bad input, 130 on Ctrl-C and 143 on SIGTERM (finished runs are kept).",
     )
     p.add_argument("sweep", help="sweep file (.toml): a base scenario plus axes")
     p.add_argument(
@@ -409,15 +452,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # SIGTERM (kill, a batch scheduler's timeout) gets the same cleanup as Ctrl-C; only
+    # the main thread may install a handler (main() may be called from another thread).
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
     except (ScenarioError, SweepError, BadInput) as exc:
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        print(f"error: {_interrupt_word(exc)}", file=sys.stderr)
+        return _interrupt_status(exc)
+    except MemoryError:
+        print("error: out of memory", file=sys.stderr)  # one line, not a traceback
+        return EXIT_FAILED
     except BrokenPipeError:
         return EXIT_FAILED
 

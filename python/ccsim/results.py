@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ccsim.output import staged_dir
+from ccsim.output import output_path, staged_dir
 
 _NUMERIC: dict[str, tuple[pa.DataType, str]] = {
     "f64": (pa.float64(), "<f8"),
@@ -114,7 +114,7 @@ class RunResult:
         only once all are written. Files ccsim did not write in an existing ``out_dir`` are
         left alone. Returns the output directory.
         """
-        out = Path(out_dir)
+        out = output_path(out_dir)
         if plots:
             from ccsim.plots.style import parse_formats
 

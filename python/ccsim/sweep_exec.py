@@ -7,7 +7,11 @@ queue and hands the outcome to this thread, which gives it to the store: the sto
 finished runs in batches (see :mod:`ccsim.sweep_store`), bounded by runs and by seconds,
 so a crash that takes the whole process down (rather than a Rust panic, which becomes an
 exception and a failed run) loses only the runs in flight and the last, unflushed batch.
-Ctrl-C lets the runs in flight end and writes every finished run before stopping.
+Ctrl-C (or SIGTERM, which the CLI turns into the same exception) stops the runs in
+flight too: each run's progress callback, which the core calls at least every 100 ms of
+wall time, raises once the shared stop flag is set, and the run is abandoned (it stays
+pending: it is neither written nor counted as failed). Every finished run is written
+before the sweep stops.
 
 **Dask** (``dask=ADDRESS`` or ``"local:N"``) sends batches of runs to the workers, which
 return the summaries and tables; this process writes them, so no shared filesystem is
@@ -17,16 +21,18 @@ is split into single runs, and a single run that still fails is recorded as fail
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import math
 import os
 import queue
+import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,9 +53,12 @@ from rich.table import Table
 from rich.text import Text
 
 from ccsim import _core
+from ccsim.output import OutputDirError, output_path
 from ccsim.sweep_spec import RunSpec, Sweep, SweepError, SweepSource, load_sweep
 from ccsim.sweep_store import FLUSH_RUNS, FLUSH_S, Columns, Outcome, SweepStore, iter_failures
 
+#: Exit status of a sweep that ended with failed runs (``ccsim.cli`` documents them all).
+EXIT_RUNS_FAILED = 3
 #: Seconds to wait for a Dask scheduler before giving up.
 DASK_CONNECT_TIMEOUT_S = 5.0
 #: A Dask task carries at most this many runs (unless ``batch_size`` says otherwise)...
@@ -81,19 +90,42 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def simulate(text: str, series: Sequence[str]) -> tuple[dict[str, Any], dict[str, Columns]]:
+class Stopped(Exception):
+    """Raised in a run's progress callback when the sweep is stopping: the run is abandoned
+    (not a failed run: it stays pending and runs again on resume)."""
+
+
+def simulate(
+    text: str, series: Sequence[str], progress: Callable[[float], None] | None = None
+) -> tuple[dict[str, Any], dict[str, Columns]]:
     """Run scenario JSON in the core (GIL released); the summary and the ``series`` tables
-    as the core gives them (the store converts a whole batch to Arrow at once)."""
-    summary_json, raw = _core.run(text, "json")
+    as the core gives them (the store converts a whole batch to Arrow at once). An
+    exception raised by ``progress`` stops the run and propagates."""
+    summary_json, raw = _core.run(text, "json", progress)
     return json.loads(summary_json), {name: raw[name] for name in series if name in raw}
 
 
-def execute(run: int, text: str, series: Sequence[str]) -> Outcome:
-    """Simulate one run; any exception but an interrupt makes it a failed run."""
+def _stop_check(stop: threading.Event | None) -> Callable[[float], None] | None:
+    """A progress callback raising :class:`Stopped` once ``stop`` is set."""
+    if stop is None:
+        return None
+
+    def check(_fraction: float) -> None:
+        if stop.is_set():
+            raise Stopped
+
+    return check
+
+
+def execute(
+    run: int, text: str, series: Sequence[str], stop: threading.Event | None = None
+) -> Outcome:
+    """Simulate one run; any exception but an interrupt (or :class:`Stopped`, once ``stop``
+    is set) makes it a failed run."""
     started = _now()
     try:
-        summary, tables = simulate(text, series)
-    except (KeyboardInterrupt, SystemExit):
+        summary, tables = simulate(text, series, _stop_check(stop))
+    except (KeyboardInterrupt, SystemExit, Stopped):
         raise
     except BaseException as exc:  # ScenarioError, a Rust panic (PanicException), ...
         error = _one_line(f"{type(exc).__name__}: {exc}")
@@ -196,7 +228,8 @@ def run_local(
 ) -> None:
     """Run on ``jobs`` threads, each taking the next run from a queue; store the outcomes
     here, in batches. On an interrupt or a write error, no new run starts, the runs in
-    flight end, and every finished run is written (unless writing is what failed)."""
+    flight are abandoned (within the core's 100 ms reporting period), and every finished
+    run is written (unless writing is what failed)."""
     todo: queue.SimpleQueue[RunSpec] = queue.SimpleQueue()
     for spec in specs:
         todo.put(spec)
@@ -215,7 +248,10 @@ def run_local(
                     spec = todo.get_nowait()
                 except queue.Empty:
                     return
-                group.append(execute(spec.run, spec.scenario_json, series))
+                try:
+                    group.append(execute(spec.run, spec.scenario_json, series, stop))
+                except Stopped:
+                    return
                 if len(group) == 1:
                     first = time.monotonic()
                 if len(group) >= HANDOFF_RUNS or time.monotonic() - first >= HANDOFF_S:
@@ -248,7 +284,7 @@ def run_local(
             writer.tick()
     finally:
         stop.set()
-        pool.shutdown(wait=True)  # the runs in flight end
+        pool.shutdown(wait=True)  # the runs in flight stop at their next progress report
         if not writer.failed:
             while not finished.empty():
                 for outcome in finished.get():
@@ -262,14 +298,26 @@ class DaskConnection:
     cluster: Any = None
     owned: bool = True
 
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
+        """Close an owned client and cluster. After an interrupt, a LocalCluster's worker
+        processes are sent SIGTERM first: their runs are abandoned anyway, and a graceful
+        close waits seconds for the tasks they are busy with."""
         if not self.owned:
             return
+        if interrupted and self.cluster is not None:
+            self._terminate_local_workers()
         try:
             self.client.close()
         finally:
             if self.cluster is not None:
                 self.cluster.close()
+
+    def _terminate_local_workers(self) -> None:
+        for nanny in list(getattr(self.cluster, "workers", {}).values()):
+            pid = getattr(getattr(nanny, "process", None), "pid", None)
+            if isinstance(pid, int) and pid > 0:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGTERM)
 
     @property
     def threads(self) -> int:
@@ -286,6 +334,23 @@ def _import_distributed() -> Any:
     return distributed
 
 
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT while the LocalCluster starts its worker processes, which inherit
+    that (Python keeps an ignored SIGINT ignored). Ctrl-C in a terminal reaches the whole
+    process group: workers that heard it printed a traceback each (64 lines for 4) and
+    then held up the cluster's shutdown for seconds. They are stopped by this process
+    instead, which closes the cluster on an interrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may change handlers (and gets SIGINT anyway)
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def connect_dask(address: Any) -> DaskConnection:
     """A client for ``address`` (a scheduler address, ``"local:N"`` for a LocalCluster
     of N worker processes, or an existing ``distributed.Client``). SweepError if the
@@ -300,13 +365,14 @@ def connect_dask(address: Any) -> DaskConnection:
         text = address.partition(":")[2]
         if not text.isdigit() or int(text) < 1:
             raise SweepError(f"--dask {address}: expected local:N with N >= 1 worker processes")
-        cluster = distributed.LocalCluster(
-            n_workers=int(text),
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.CRITICAL,
-        )
+        with _sigint_ignored():
+            cluster = distributed.LocalCluster(
+                n_workers=int(text),
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.CRITICAL,
+            )
         return DaskConnection(distributed.Client(cluster), cluster)
     try:
         client = distributed.Client(address, timeout=DASK_CONNECT_TIMEOUT_S)
@@ -411,9 +477,10 @@ class SweepReport:
 
     @property
     def exit_status(self) -> int:
-        """0, or the number of failed runs (at most 125); 1 if only the plot failed."""
+        """0; 3 if some runs failed (``failed`` says how many); 1 if only the plot failed.
+        Distinct from 2 (bad input) and 1 whatever the number of failed runs."""
         if self.failed:
-            return min(self.failed, 125)
+            return EXIT_RUNS_FAILED
         return 1 if self.plot_error else 0
 
 
@@ -471,18 +538,26 @@ def sweep(
             raise SweepError(str(exc)) from exc
     else:
         formats = ()
-    store = SweepStore(Path(out), sweep_, flush_runs=flush_runs, flush_s=float(flush_s))
+    try:
+        out_dir = output_path(out)
+    except OutputDirError as exc:
+        raise SweepError(str(exc)) from exc
+    store = SweepStore(out_dir, sweep_, flush_runs=flush_runs, flush_s=float(flush_s))
     store.check(force)
     conn = connect_dask(dask) if dask is not None else None
+    interrupted = False
     try:
         store.open(force)
         try:
             return _execute(sweep_, store, conn, jobs, retry_failed, batch_size, progress, formats)
         finally:
             store.close()
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
         if conn is not None:
-            conn.close()
+            conn.close(interrupted)
 
 
 def _cpu_count() -> int:
@@ -527,6 +602,7 @@ def _execute(
     wall = time.perf_counter() - start
     results = store.consolidate()
     failed = sum(1 for s in results.column("status").to_pylist() if s == "failed")
+    store.record_status(results.num_rows, failed)
     report = SweepReport(
         out=store.out,
         total=total,

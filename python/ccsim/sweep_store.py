@@ -669,6 +669,13 @@ class SweepStore:
         _atomic_parquet(table, results)
         return table
 
+    def record_status(self, done: int, failed: int) -> None:
+        """Note in the manifest how many runs are done and how many of them failed (the
+        CLI's exit status 3 says only *that* some failed)."""
+        doc = self._manifest_doc() or self.manifest()
+        doc["status"] = {"runs": len(self.sweep.runs), "done": done, "failed": failed}
+        _atomic_text(json.dumps(doc, indent=2, default=str) + "\n", self.out / MANIFEST)
+
     def remove_results_file(self) -> None:
         (self.out / RESULTS_FILE).unlink(missing_ok=True)
 

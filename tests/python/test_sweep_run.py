@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -80,8 +81,12 @@ def test_sweep_writes_tidy_results_and_series(tmp_path: Path):
 def test_failed_runs_are_recorded_and_do_not_stop_the_sweep(tmp_path: Path):
     sweep_file = write_sweep(tmp_path, betas="[0.5, 1.5]")
     result = run_cli("sweep", sweep_file, "-o", tmp_path / "out", "--jobs", "2")
-    # 1.5 is outside (0, 1): its 4 runs fail, exit status = number of failed runs
-    assert result.returncode == 4, result.stderr
+    # 1.5 is outside (0, 1): its 4 runs fail: exit status 3 (not 2, bad input, nor 1, a
+    # failed plot, whatever the count), the count in the last line and in sweep.json
+    assert result.returncode == 3, result.stderr
+    assert result.stderr_lines[-1].startswith("error: 4 of 8 runs failed"), result.stderr
+    manifest = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    assert manifest["status"] == {"runs": 8, "done": 8, "failed": 4}
     table = read_results(tmp_path / "out")
     assert table.num_rows == 8
     statuses = table.column("status").to_pylist()
@@ -93,7 +98,7 @@ def test_failed_runs_are_recorded_and_do_not_stop_the_sweep(tmp_path: Path):
     assert "failed runs" in result.stdout
     # nothing more to do on a second run; still reports the failures
     again = run_cli("sweep", sweep_file, "-o", tmp_path / "out")
-    assert again.returncode == 4
+    assert again.returncode == 3
     assert "already done" in again.stdout
 
 
@@ -103,14 +108,14 @@ def test_an_exception_from_the_core_is_a_failed_run(tmp_path: Path, monkeypatch)
 
     real = sweep_exec.simulate
 
-    def flaky(text, series):
+    def flaky(text, series, progress=None):
         if '"beta":0.7' in text:
             raise FakePanic("index out of bounds")
-        return real(text, series)
+        return real(text, series, progress)
 
     monkeypatch.setattr(sweep_exec, "simulate", flaky)
     report = ccsim.sweep(write_sweep(tmp_path), tmp_path / "out", jobs=2)
-    assert report.failed == 4 and report.exit_status == 4
+    assert report.failed == 4 and report.exit_status == 3
     errors = [e for e in report.results.column("error").to_pylist() if e]
     assert errors == ["FakePanic: index out of bounds"] * 4
 
@@ -299,10 +304,10 @@ def test_example_sweep_and_its_plot(tmp_path: Path):
 def test_retry_failed_runs_only_the_failed_ones(tmp_path: Path, monkeypatch):
     real = sweep_exec.simulate
 
-    def broken(text, series):
+    def broken(text, series, progress=None):
         if '"limit":"1.0bdp"' in text:
             raise RuntimeError("simulated crash")
-        return real(text, series)
+        return real(text, series, progress)
 
     monkeypatch.setattr(sweep_exec, "simulate", broken)
     sweep_file = write_sweep(tmp_path)
