@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -58,8 +59,10 @@ SERIES_DIR = "series"
 RESULTS_FILE = "results.parquet"
 PLOT_FILE = "sweep.png"
 LOCK_FILE = ".lock"
+#: Where a resumed sweep moves the parts of a batch that does not read back.
+DAMAGED_DIR = "damaged"
 #: What ``--force`` removes (only ccsim's own files).
-OWNED = (MANIFEST, RUNS_DIR, SERIES_DIR, RESULTS_FILE, PLOT_FILE)
+OWNED = (MANIFEST, RUNS_DIR, SERIES_DIR, RESULTS_FILE, PLOT_FILE, DAMAGED_DIR)
 #: ``ccsim-sweep/1`` was one file per run (``runs/part-<run>``, ``series/<t>/run=<run>/``).
 FORMAT = "ccsim-sweep/2"
 
@@ -467,9 +470,47 @@ class SweepStore:
         root = self.out / SERIES_DIR
         return sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
 
+    def _damaged(self) -> set[int]:
+        """Batches with a part that does not read back: a row part is read whole (it is
+        small); a series part's footer is read (truncation, the usual damage from a full
+        disk or a copy cut short, destroys the footer)."""
+        bad = set()
+        for batch, path in _parts(self.out / RUNS_DIR).items():
+            try:
+                pq.read_table(path, schema=self.rows.schema)
+            except (OSError, ValueError, pa.ArrowException):
+                bad.add(batch)
+        for directory in self._series_dirs():
+            for batch, path in _parts(directory).items():
+                try:
+                    pq.read_metadata(path)
+                except (OSError, ValueError, pa.ArrowException):
+                    bad.add(batch)
+        return bad
+
+    def _set_aside(self, batch: int) -> None:
+        """Move every part of ``batch`` into ``damaged/`` (kept for inspection, out of the
+        readers' way) with a one-line warning: its runs are pending again."""
+        name = f"part-{batch:06d}.parquet"
+        aside = self.out / DAMAGED_DIR
+        aside.mkdir(exist_ok=True)
+        for directory in [self.out / RUNS_DIR, *self._series_dirs()]:
+            path = directory / name
+            if path.exists():
+                label = "-".join(path.relative_to(self.out).parts)
+                os.replace(path, aside / label)
+        print(
+            f"warning: {self.out / RUNS_DIR / name}: damaged batch (a part does not read "
+            f"back); moved to {aside}/, its runs will run again",
+            file=sys.stderr,
+        )
+
     def _recover(self) -> None:
         """Remove temporary files and the series parts of batches never committed (killed
-        between renaming the series and the rows), and number the next batch."""
+        between renaming the series and the rows), set damaged batches aside, and number
+        the next batch."""
+        for batch in sorted(self._damaged()):
+            self._set_aside(batch)
         committed = _parts(self.out / RUNS_DIR)
         _remove_temporary(self.out / RUNS_DIR)
         highest = max(committed, default=-1)
@@ -662,8 +703,15 @@ class SweepStore:
         session wrote nothing and it is complete)."""
         results = self.out / RESULTS_FILE
         if not self.written and results.exists():  # complete already, nothing new
-            table = pq.read_table(results)
-            if table.schema == self.rows.schema and table.num_rows == len(self.done()):
+            try:
+                table = pq.read_table(results)
+            except (OSError, ValueError, pa.ArrowException):
+                table = None  # damaged: written again from the parts below
+            if (
+                table is not None
+                and table.schema == self.rows.schema
+                and table.num_rows == len(self.done())
+            ):
                 return table
         table = self._read_rows().sort_by("run")
         _atomic_parquet(table, results)
