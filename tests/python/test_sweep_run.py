@@ -328,8 +328,10 @@ def test_bench_reports_sweep_overhead_and_speedup():
 
     console = Console(record=True, width=200)
     found = bench.run_sweep_bench(console, quick=True)
-    assert [r.name for r in found] == ["sweep-overhead", "sweep-speedup"]
-    overhead, speedup = found
+    assert [r.name for r in found] == ["sweep-overhead", "sweep-speedup", "build"]
+    overhead, speedup, build = found
+    # build time of 10^5 flows: reported, not asserted
+    assert build.unit == "s" and build.value > 0 and "<= 2" in console.export_text(clear=False)
     # the whole sweep minus the same runs alone, per run (no timing asserted)
     assert overhead.unit == "ms/run" and overhead.runs == 1000
     assert overhead.direct_wall_s is not None and overhead.direct_wall_s > 0
