@@ -36,9 +36,53 @@ impl ScenarioError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         ScenarioError {
             path: path.into(),
-            message: message.into(),
+            message: shorten_quoted(&message.into()),
         }
     }
+}
+
+/// The longest quoted value an error echoes whole.
+const ECHO_CHARS: usize = 60;
+
+/// Cut every quoted value longer than [`ECHO_CHARS`] in `message` to its start and its
+/// length: whichever layer wrote the message (the schema, a discipline's or a congestion
+/// control's parameters), a pasted megabyte must not become the error line.
+fn shorten_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(512));
+    let mut rest = message;
+    while let Some(open) = rest.find('"') {
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        // The closing quote, skipping escaped ones (`{:?}` output).
+        let mut end = None;
+        let mut escaped = false;
+        for (i, c) in after.char_indices() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '"' if !escaped => {
+                    end = Some(i);
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        let Some(end) = end else {
+            rest = after;
+            continue;
+        };
+        let inner = &after[..end];
+        let n = inner.chars().count();
+        if n > ECHO_CHARS {
+            let head: String = inner.chars().take(ECHO_CHARS).collect();
+            out.push_str(&format!("{head}...\" ({n} characters)"));
+        } else {
+            out.push_str(inner);
+            out.push('"');
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A free-form parameter value of an algorithm (`cc = { kind = "cdg", g = 0.1 }`).
@@ -773,6 +817,9 @@ pub const MAX_FLOWS: usize = (crate::engine::Event::MAX_INDEX as usize - 2) / 4;
 /// nanosecond clock itself would overflow after 584 years).
 const MAX_DURATION_NS: u64 = 365 * 86_400 * 1_000_000_000;
 
+/// The most closed-loop transfers one group may ask for (each is drawn up front).
+const MAX_TRANSFERS: usize = 10_000_000;
+
 /// The most rows of per-interval series a run may produce (about 2 GB of tables).
 const MAX_SERIES_ROWS: u64 = 100_000_000;
 
@@ -955,7 +1002,18 @@ fn resolve_flow(
                     "repeated transfers need a finite size (add size = \"75KB\")",
                 ));
             }
-            r.times.value.0 as usize
+            let times = r.times.value.0 as usize;
+            // Each transfer's size and think time are drawn now: bound what that holds.
+            if count.saturating_mul(times) > MAX_TRANSFERS {
+                return Err(error(
+                    join(&join(&prefix, "repeat"), "times"),
+                    format!(
+                        "{count} flows x {times} transfers; at most {MAX_TRANSFERS} transfers \
+                         per group"
+                    ),
+                ));
+            }
+            times
         }
     };
     let sizes = match &f.size {

@@ -171,6 +171,29 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         }
     }
     for (gi, g) in sc.udp.iter().enumerate() {
+        // A host cannot send faster than its own link: a source asking for more would only
+        // make the simulator create (and drop) packets the wire could never carry.
+        let access_bps = g.access_rate.map_or(default_access, |r| r.bps);
+        if let Some((k, d)) = g
+            .drawn
+            .iter()
+            .enumerate()
+            .find(|(_, d)| d.rate.bps > access_bps)
+        {
+            return Err(ScenarioError::new(
+                format!("udp[{gi}].rate"),
+                format!(
+                    "{} Mbit/s{} exceeds the source's access link ({} Mbit/s; see access_rate)",
+                    d.rate.bps as f64 / 1e6,
+                    if g.count > 1 {
+                        format!(" (source {k})")
+                    } else {
+                        String::new()
+                    },
+                    access_bps as f64 / 1e6
+                ),
+            ));
+        }
         for k in 0..g.count {
             add_hosts(
                 &mut topo,
