@@ -37,20 +37,11 @@ impl fmt::Display for Lit {
             Lit::I(v) => write!(f, "{v}"),
             Lit::F(v) => write!(f, "{v:?}"),
             Lit::B(v) => write!(f, "{v}"),
-            // A value echoed in an error is cut to about 60 characters: a long one
-            // would bury the message.
-            Lit::S(s) if s.chars().count() > ECHO_CHARS => {
-                let head: String = s.chars().take(ECHO_CHARS).collect();
-                write!(f, "{head:?}... ({} characters)", s.chars().count())
-            }
             Lit::S(s) => write!(f, "{s:?}"),
             Lit::Null => f.write_str("null"),
         }
     }
 }
-
-/// How much of a string value an error message echoes.
-const ECHO_CHARS: usize = 60;
 
 /// `expected <expected>, got <lit>`.
 pub(crate) fn mismatch(expected: &str, lit: &Lit) -> String {

@@ -45,8 +45,9 @@ impl ScenarioError {
 const ECHO_CHARS: usize = 60;
 
 /// Cut every quoted value longer than [`ECHO_CHARS`] in `message` to its start and its
-/// length: whichever layer wrote the message (the schema, a discipline's or a congestion
-/// control's parameters), a pasted megabyte must not become the error line.
+/// length: whichever layer wrote the message (the schema, the unit parsers, a
+/// discipline's or a congestion control's parameters), a pasted megabyte must not become
+/// the error line. The one place this is done: every error is made here.
 fn shorten_quoted(message: &str) -> String {
     let mut out = String::with_capacity(message.len().min(512));
     let mut rest = message;

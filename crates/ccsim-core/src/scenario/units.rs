@@ -59,8 +59,7 @@ const LIMIT_EXPECTED: &str = "a positive queue limit like \"100p\", \"150KB\" or
 
 /// `expected <what>, got "<s>"` with the user's string quoted as written.
 fn bad(expected: &str, s: &str) -> String {
-    // Echoed as `Lit` shows strings (cut to about 60 characters).
-    super::lit::mismatch(expected, &super::lit::Lit::S(s.to_owned()))
+    format!("expected {expected}, got {s:?}")
 }
 
 /// A number split off its unit: `"1.5 Mbps"` -> (`"1"`, `"5"`, `"Mbps"`).
@@ -170,10 +169,9 @@ impl DataRate {
             0 => Err(bad(RATE_EXPECTED, s)),
             // Well above any link built (800 Gbit/s today), well below u64 overflow in the
             // engine's bit-time arithmetic.
-            bps if bps > MAX_RATE_BPS => Err(format!(
-                "expected a rate of at most 100Tbps, got {}",
-                super::lit::Lit::S(s.to_owned())
-            )),
+            bps if bps > MAX_RATE_BPS => {
+                Err(format!("expected a rate of at most 100Tbps, got {s:?}"))
+            }
             bps => Ok(DataRate { bps }),
         }
     }
@@ -230,7 +228,7 @@ impl QueueLimit {
                 QueueLimit::Bytes(scale(sp.int, sp.frac, mult).ok_or_else(err)?)
             }
         };
-        let shown = super::lit::Lit::S(s.to_owned());
+        let shown = format!("{s:?}");
         match limit {
             QueueLimit::Packets(0) | QueueLimit::Bytes(0) => Err(err()),
             QueueLimit::Packets(n) if n > MAX_LIMIT_PACKETS => Err(format!(
