@@ -13,6 +13,19 @@ import pyarrow as pa
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
+#: 1000 flows at 10 Gbit/s for 10^6 s: months of wall time, and 1 % of its simulated
+#: time is hours away, so only a signal (or a check before simulating) ends a run of it.
+#: The stats interval keeps its series under the 10^8-row bound scenarios are held to.
+SLOW_SCENARIO = """
+duration = "1000000s"
+stats_interval = "1000s"
+[bottleneck]
+rate = "10Gbps"
+[[flows]]
+count = 1000
+rtt = "20ms"
+"""
+
 
 @dataclass
 class CliResult:

@@ -19,23 +19,12 @@ from pathlib import Path
 import pytest
 
 import ccsim
-
-#: 1000 flows at 10 Gbit/s for 10^6 s: months of wall time, and 1 % of its simulated
-#: time is hours away.
-SLOW = """
-duration = "1000000s"
-stats_interval = "1000s"
-[bottleneck]
-rate = "10Gbps"
-[[flows]]
-count = 1000
-rtt = "20ms"
-"""
+from helpers import SLOW_SCENARIO
 
 
 def _start(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     scenario = tmp_path / "slow.toml"
-    scenario.write_text(SLOW)
+    scenario.write_text(SLOW_SCENARIO)
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "ccsim.cli", "run", str(scenario), "-o", str(out)],
@@ -74,7 +63,7 @@ def test_sigint_interrupts_the_core_in_process() -> None:
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            ccsim.run(SLOW)
+            ccsim.run(SLOW_SCENARIO)
     finally:
         timer.cancel()
     assert time.monotonic() - started < 3.0
@@ -92,7 +81,7 @@ def test_progress_is_reported_on_wall_time(tmp_path: Path) -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        ccsim.run(SLOW, progress=progress)
+        ccsim.run(SLOW_SCENARIO, progress=progress)
     assert len(calls) >= 3, calls
     assert all(f < 0.01 for f in calls), "none of these came from the 1 % steps"
     assert time.monotonic() - started < 3.0

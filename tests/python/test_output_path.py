@@ -8,17 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_cli
-
-SLOW = """
-duration = "1000000s"
-stats_interval = "1000s"  # at 100 ms the series would pass the 10^8-row bound
-[bottleneck]
-rate = "10Gbps"
-[[flows]]
-count = 1000
-rtt = "20ms"
-"""
+from helpers import SLOW_SCENARIO, run_cli
 
 
 @pytest.mark.parametrize(
@@ -34,7 +24,7 @@ def test_unusable_output_path_is_refused_before_simulating(
     tmp_path: Path, out: str, expected: str, command: str
 ):
     scenario = tmp_path / "slow.toml"
-    scenario.write_text(SLOW)
+    scenario.write_text(SLOW_SCENARIO)
     target = scenario
     if command == "sweep":
         target = tmp_path / "sweep.toml"

@@ -19,18 +19,7 @@ from pathlib import Path
 import pytest
 
 from ccsim import output
-from helpers import run_cli
-
-#: Months of wall time per run: only a signal ends it.
-SLOW_BASE = """
-duration = "1000000s"
-stats_interval = "1000s"  # at 100 ms the series would pass the 10^8-row bound
-[bottleneck]
-rate = "10Gbps"
-[[flows]]
-count = 1000
-rtt = "20ms"
-"""
+from helpers import SLOW_SCENARIO, run_cli
 
 QUICK = """
 duration = "1s"
@@ -42,7 +31,7 @@ rtt = "20ms"
 
 
 def _sweep_file(tmp_path: Path, runs: int = 4) -> Path:
-    (tmp_path / "slow.toml").write_text(SLOW_BASE)
+    (tmp_path / "slow.toml").write_text(SLOW_SCENARIO)
     sweep = tmp_path / "sweep.toml"
     sweep.write_text(f'base = "slow.toml"\nrepetitions = {runs}\n')
     return sweep
@@ -107,7 +96,7 @@ def test_signal_to_the_process_group_stops_a_dask_sweep(tmp_path: Path, sig: int
 @pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_stops_a_run(tmp_path: Path, sig: int, status: int):
     scenario = tmp_path / "slow.toml"
-    scenario.write_text(SLOW_BASE)
+    scenario.write_text(SLOW_SCENARIO)
     out = tmp_path / "out"
     proc = _start("run", scenario, "-o", out)
     took, stderr = _stop(proc, sig, 2.0)
