@@ -200,7 +200,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 &mut plans,
                 format!("udp{}.{}", gi, k),
                 g.drawn[k as usize].rtt.ns,
-                g.access_rate.map_or(default_access, |r| r.bps),
+                access_bps,
                 format!("udp[{gi}].rtt"),
             )?;
         }
