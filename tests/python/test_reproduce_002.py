@@ -18,7 +18,7 @@ from ccsim.reproduce.experiment import (
     load_experiment,
     relabel,
 )
-from ccsim.reproduce.metrics import MetricError, evaluate, parse
+from ccsim.reproduce.metrics import MetricError, add_metrics, evaluate, parse
 
 PATHS = {f"{p.parent.name}:{p.stem}": p for p in experiment_paths()}
 QUEUES = [{"kind": "pie", "preset": "pie2013"}, "codel"]
@@ -55,6 +55,37 @@ def test_first_above_and_below_give_the_time_of_the_first_crossing():
 def test_crossings_need_a_table_column_and_a_threshold(bad: str):
     with pytest.raises(MetricError):
         parse(bad, {"q"})
+
+
+def test_a_long_table_reads_as_wide_one_column_per_name():
+    """qdisc_state has one row per (time, name): tables.qdisc_state.drop_prob is the
+    value of its drop_prob rows, in the measurement window, run by run."""
+    rows = pa.table(
+        {
+            "run": [0, 1, 2],
+            "status": ["ok"] * 3,
+            "summary": [json.dumps({"measure_start_s": 1.0})] * 3,
+        }
+    )
+    state = pa.table(
+        {
+            "run": [0, 0, 0, 0, 0, 0, 1, 1],
+            "time_s": [0.5, 0.5, 1.5, 1.5, 2.5, 2.5, 1.5, 1.5],
+            "queue": ["bottleneck"] * 8,
+            "name": ["drop_prob", "qdelay_ms"] * 4,
+            "value": [0.9, 5.0, 0.1, 6.0, 0.3, 7.0, 0.2, 8.0],
+        }
+    )
+    metrics = {
+        "p": parse("mean(tables.qdisc_state.drop_prob)", set()),
+        "d": parse("max(tables.qdisc_state.qdelay_ms)", set()),
+        "late": parse("first_above(tables.qdisc_state.drop_prob, 0.25)", set()),
+    }
+    out = add_metrics(rows, metrics, [], lambda t: state if t == "qdisc_state" else None)
+    # run 0: the 0.5 s sample lies before the window; run 2 has no rows
+    assert out.column("p").to_pylist() == [pytest.approx(0.2), pytest.approx(0.2), None]
+    assert out.column("d").to_pylist() == [7.0, 8.0, None]
+    assert out.column("late").to_pylist() == [2.5, None, None]
 
 
 # --------------------------------------------------------------------------- labels

@@ -22,7 +22,10 @@ the sweep keeps (its ``series``), as the argument of a statistic: ``mean``, ``me
 of a table with a ``time_s`` column count only inside the run's measurement window, or,
 with two more arguments, inside ``[from, to)`` seconds: ``sum(tables.queue_series.
 departed_bytes, 0, 20)``. Paper 003's Fig. 4 takes b as ``median(tables.queue_events.
-qlen_pkts)``: the queue length at each loss. A run without rows has no value.
+qlen_pkts)``: the queue length at each loss. A run without rows has no value. A table in
+long form (``name`` and ``value`` columns: ``qdisc_state``) reads as wide, one column per
+name: ``mean(tables.qdisc_state.drop_prob)`` is the mean of the ``value`` of its
+``drop_prob`` rows.
 
 **Times in a time series.** ``first_above(tables.t.c, threshold[, from_s, to_s])`` and
 ``first_below(...)`` are the ``time_s`` of the first row of a table with a ``time_s``
@@ -337,6 +340,7 @@ def add_metrics(
             found = tables(table) if tables is not None else None
             if found is None:
                 continue
+            found = _wide(found, columns)
             for run, cols in _per_run(found, columns).items():
                 for i in (i for i, r in enumerate(runs) if r == run):
                     scopes[i].setdefault(TABLES, {})[table] = cols
@@ -347,6 +351,34 @@ def add_metrics(
             values = [evaluate(metric, scope) if scope else None for scope in scopes]
         rows = rows.append_column(pa.field(name, pa.float64()), pa.array(values, pa.float64()))
     return rows
+
+
+def _wide(table: pa.Table, columns: set[str]) -> pa.Table:
+    """A long table (``name``, ``value``: ``qdisc_state``) asked for columns it lacks, as
+    wide: one row per (run, time_s), one column per name asked for (the ``value`` of that
+    name's row there, NaN where it has none). Any other table as it is."""
+    names = sorted(columns - set(table.column_names))
+    if not names or not {"name", "value", "run"} <= set(table.column_names):
+        return table
+    name = table.column("name")
+    if pa.types.is_dictionary(name.type):
+        name = name.cast(pa.string())
+    table = table.filter(pc.is_in(name, value_set=pa.array(names, pa.string())))
+    name = np.asarray(table.column("name").cast(pa.string()).to_pylist(), dtype=object)
+    run = table.column("run").to_numpy(zero_copy_only=False).astype(float)
+    timed = "time_s" in table.column_names
+    time = table.column("time_s").to_numpy(zero_copy_only=False) if timed else run * 0.0
+    keys, where = np.unique(np.column_stack([run, time]), axis=0, return_inverse=True)
+    where = where.reshape(-1)
+    value = table.column("value").to_numpy(zero_copy_only=False).astype(float)
+    wide: dict[str, Any] = {"run": keys[:, 0].astype(np.int64)}
+    if timed:
+        wide["time_s"] = keys[:, 1]
+    for n in names:
+        column = np.full(len(keys), np.nan)
+        column[where[name == n]] = value[name == n]
+        wide[n] = column
+    return pa.table(wide)
 
 
 def _per_run(table: pa.Table, columns: set[str]) -> dict[int, dict[str, np.ndarray]]:
