@@ -32,6 +32,12 @@ A reference curve whose ``args`` name a column other than x and series (paper 00
 measured per run) is the model evaluated at each row, its ``statistic`` per point,
 drawn dashed through the points.
 - ``bars``: the statistic of y per category x, grouped by series.
+
+``curves_only = true`` (``lines``) draws the panel's reference curves alone over ``xlim``,
+one colour each, without the runs: a function the paper draws by itself (paper 001's
+throughput-value functions); on log x axes the curves are sampled evenly in log x.
+``combine = "sum"`` (``timeseries``) first sums the rows of one run that share x and
+series (the flow groups of one class), then takes the mean over runs.
 """
 
 from __future__ import annotations
@@ -79,6 +85,8 @@ PLOT_KEYS = (
     "series_summary",
     "pool",
     "refs",
+    "curves_only",
+    "combine",
 )
 REF_KEYS = ("x", "y", "label")
 ERRORBARS = (True, False, "std", "minmax")
@@ -142,7 +150,16 @@ def check_plot(
     for key in needed:
         if not isinstance(spec.get(key), str):
             raise ValueError(f"{key}: missing (a column name)")
-    if "table" not in spec:
+    if spec.get("curves_only"):
+        if kind != "lines" or spec["curves_only"] is not True:
+            raise ValueError("curves_only: true, on lines plots")
+        if not spec.get("models") or not spec.get("xlim"):
+            raise ValueError("curves_only: give the models to draw and xlim")
+    if spec.get("combine", "mean") not in ("mean", "sum") or (
+        "combine" in spec and kind != "timeseries"
+    ):
+        raise ValueError('combine: "mean" or "sum", on timeseries plots')
+    if "table" not in spec and not spec.get("curves_only"):
         for key in ("x", "y", "series"):
             if key in spec and spec[key] not in columns:
                 raise ValueError(f"{key}: {spec[key]!r} is not a result column or axis")
@@ -305,7 +322,7 @@ def _draw_lines(ax: Axes, panel: Panel) -> None:
     spec = panel.spec
     data = _select(panel.rows, spec.get("where", {}))
     stat = _STATISTICS[spec.get("statistic", "mean")]
-    groups = _grouped(data, spec, spec["y"])
+    groups = {} if spec.get("curves_only") else _grouped(data, spec, spec["y"])
     colours: dict[Any, str] = {}
     for i, line in enumerate(_order(groups)):
         colour = colours.setdefault(line, f"C{i}")
@@ -338,9 +355,16 @@ def _draw_lines(ax: Axes, panel: Panel) -> None:
     if any(c not in measured for c in panel.curves):
         xs = [float(x) for g in groups.values() for x in g]
         low, high = spec.get("xlim") or [min(xs, default=0.0), max(xs, default=1.0)]
-        grid = np.linspace(float(low), float(high), CURVE_POINTS)
+        if spec.get("logx") and float(low) > 0:
+            grid = np.geomspace(float(low), float(high), CURVE_POINTS)
+        else:
+            grid = np.linspace(float(low), float(high), CURVE_POINTS)
         lines = _order(groups) or [None]
-        for curve in (c for c in panel.curves if c not in measured):
+        for j, curve in enumerate(c for c in panel.curves if c not in measured):
+            if not groups:  # the curves alone: each its own colour, labelled
+                ys = [curve.function(**_curve_args(curve, spec, x, None)) for x in grid]
+                ax.plot(grid, ys, "-", color=f"C{j}", lw=1.5, label=curve.label)
+                continue
             for line in lines:
                 ys = [curve.function(**_curve_args(curve, spec, x, line)) for x in grid]
                 ax.plot(grid, ys, "--", color=colours.get(line, "k"), lw=1, alpha=0.8)
@@ -390,7 +414,11 @@ def _draw_timeseries(ax: Axes, panel: Panel) -> None:
     spec = panel.spec
     data = _select(panel.rows, spec.get("where", {}))
     summary = spec.get("series_summary")
-    for i, line in enumerate(_order(groups := _grouped(data, spec, spec["y"]))):
+    if spec.get("combine") == "sum":
+        groups = _summed(data, spec)
+    else:
+        groups = _grouped(data, spec, spec["y"])
+    for i, line in enumerate(_order(groups)):
         points = sorted(groups[line].items())
         xs = np.array([float(t) for t, _ in points])
         ys = np.array([np.mean(v) for _, v in points])
@@ -402,6 +430,23 @@ def _draw_timeseries(ax: Axes, panel: Panel) -> None:
                 value = _STATISTICS[summary.get("statistic", "mean")](inside)
                 label += ": " + summary.get("format", "{:.3g}").format(value)
         ax.plot(xs, ys, color=f"C{i}", lw=1.2, label=label)
+
+
+def _summed(
+    data: dict[str, list[Any]], spec: Mapping[str, Any]
+) -> dict[Any, dict[Any, list[float]]]:
+    """series value -> x value -> one sum per run of the y values of its rows there."""
+    xs, ys = data[spec["x"]], data[spec["y"]]
+    series = data[spec["series"]] if "series" in spec else [None] * len(xs)
+    runs = data.get("run", [0] * len(xs))
+    sums: dict[tuple[Any, Any, Any], float] = defaultdict(float)
+    for x, s, r, value in zip(xs, series, runs, ys, strict=True):
+        if value is not None and not (isinstance(value, float) and np.isnan(value)):
+            sums[(s, x, r)] += float(value)
+    groups: dict[Any, dict[Any, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (s, x, _), total in sums.items():
+        groups[s][x].append(total)
+    return groups
 
 
 def _draw_cdf(ax: Axes, panel: Panel) -> None:

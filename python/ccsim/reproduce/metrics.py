@@ -10,7 +10,8 @@ experiment file names such metrics once::
 
 and uses the name wherever a result column goes (a plot's ``y``, a check's ``metric``).
 An expression is Python syntax restricted to numbers, ``+ - * /``, parentheses, unary
-minus, ``min(...)``, ``max(...)``, ``abs(...)``, and paths into the run's ``summary.json``
+minus, ``min(...)``, ``max(...)``, ``abs(...)``, ``sqrt(...)``, ``log(...)`` (natural; a
+non-positive argument leaves the run without a value), and paths into the run's ``summary.json``
 (``utilisation``, ``bottleneck.drop_probability``, ``groups[1].share``,
 ``flows[0].goodput_mbps``) or the run's axis columns (``rtt_ms``). A path that does not
 exist in a run (a flow index past the end, a ``null``) makes that run's value missing;
@@ -37,7 +38,8 @@ first_above(tables.queue_series.sojourn_mean_ms, 30, 50, 100), 100)``.
 
 **Relative to a baseline.** A metric given as a table, ``gain = { of = "<expression>",
 baseline = { beta_ecn = 0.5 }, compare = "gain_pct" }``, divides (``ratio``; ``gain_pct``
-is 100 (ratio - 1)) or subtracts (``difference``) the mean of ``of`` over the ok runs at
+is 100 (ratio - 1), ``reduction_pct`` 100 (1 - ratio): "the FCT reduction") or subtracts
+(``difference``) the mean of ``of`` over the ok runs at
 the baseline's axis values that share every other axis value with the run ("the gain in
 bytes departed over beta_ecn = 0.5").
 """
@@ -73,7 +75,28 @@ SUMMARY_KEYS = frozenset(
         "bottleneck_packets",
     }
 )
-_FUNCTIONS: dict[str, Callable[..., float]] = {"min": min, "max": max, "abs": abs}
+
+
+def _sqrt(x: float) -> float:
+    if x < 0:
+        raise _Missing
+    return math.sqrt(x)
+
+
+def _log(x: float) -> float:
+    """The natural logarithm; a run whose value is not positive has no value."""
+    if x <= 0:
+        raise _Missing
+    return math.log(x)
+
+
+_FUNCTIONS: dict[str, Callable[..., float]] = {
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "sqrt": _sqrt,
+    "log": _log,
+}
 #: Statistics of a per-run table's column: ``median(tables.queue_events.qlen_pkts)``.
 TABLE_STATISTICS: dict[str, Callable[..., float]] = {
     "mean": lambda v: float(np.mean(v)),
@@ -91,7 +114,7 @@ CROSSINGS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
 }
 #: The scope key under which a run's tables travel (not a summary key: no path reaches it).
 TABLES = "tables"
-COMPARES = ("gain_pct", "ratio", "difference")
+COMPARES = ("gain_pct", "ratio", "difference", "reduction_pct")
 BASELINE_KEYS = ("of", "baseline", "compare")
 _OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: lambda a, b: a + b,
@@ -173,6 +196,8 @@ def _check(node: ast.AST, names: set[str] | frozenset[str]) -> None:
             raise MetricError(f"functions: {', '.join(_FUNCTIONS)}")
         if node.keywords or not node.args:
             raise MetricError(f"{node.func.id}(...) takes positional arguments")
+        if node.func.id in ("sqrt", "log") and len(node.args) != 1:
+            raise MetricError(f"{node.func.id}(...) takes one argument")
         for arg in node.args:
             _check(arg, names)
     elif isinstance(node, ast.Name):
@@ -430,6 +455,8 @@ def _relative(
             out.append(value - b)
         elif b == 0:
             out.append(None)
+        elif metric.compare == "reduction_pct":
+            out.append(100 * (1 - value / b))
         else:
             out.append(value / b if metric.compare == "ratio" else 100 * (value / b - 1))
     return out
