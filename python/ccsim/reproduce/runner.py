@@ -184,12 +184,17 @@ def _panel(
         if check.sweep != name or check.metric != spec.get("y"):
             continue
         at = check.at or check.where
-        if check.value is not None and spec["x"] in at:
+        # a star needs a number on x (a category axis, such as a case label, has none)
+        if check.value is not None and _numeric(at.get(spec["x"])):
             markers.append(Marker(float(at[spec["x"]]), check.value, f"{check.value:g}"))
         for point, value in check.values:  # a table of the paper's: one star per row
-            if spec["x"] in point:
+            if _numeric(point.get(spec["x"])):
                 markers.append(Marker(float(point[spec["x"]]), value, f"{value:g}"))
     return Panel(spec, rows, curves, markers)
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _axis_names(rows: pa.Table) -> set[str]:

@@ -197,7 +197,8 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
             paper = check.value
         quantity = quantity_of(check, point)
         if where is not None:
-            quantity += f" (at {check.across[0]} = {where:g})"  # type: ignore[index]
+            at = f"{where:g}" if isinstance(where, (int, float)) else str(where)  # a label axis
+            quantity += f" (at {check.across[0]} = {at})"  # type: ignore[index]
         if paper is None:  # a result: ccsim's number, no verdict
             verdicts.append(Verdict(quantity, check.unit, None, ccsim, None, check.cited))
             continue
