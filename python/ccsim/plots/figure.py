@@ -486,7 +486,10 @@ def _draw_cdf(ax: Axes, panel: Panel) -> None:
                     label=label if j == 0 else None,
                 )
         else:
-            values = np.sort([float(data[spec["x"]][k]) for k in rows])
+            # a run without a value (a metric with no value there) is left out
+            values = np.sort([float(v) for k in rows if (v := data[spec["x"]][k]) is not None])
+            if not len(values):
+                continue
             # the empirical CDF rises from 0 at the smallest value
             ax.step(
                 np.r_[values[:1], values],
