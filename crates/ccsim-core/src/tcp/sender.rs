@@ -270,6 +270,16 @@ impl TcpSender {
         self.try_send(io);
     }
 
+    /// Replace the congestion control mid-connection, as Linux
+    /// `tcp_reinit_congestion_control()` does for `setsockopt(TCP_CONGESTION)`: cwnd,
+    /// ssthresh and the connection state stay, the new algorithm's `init` runs (Linux
+    /// `tcp_init_congestion_control`). The caller keeps `needs_accurate_ecn` unchanged.
+    pub fn switch_cc(&mut self, cc: Cc, now_ns: u64) {
+        self.cc = cc;
+        self.refresh_tp(now_ns);
+        self.cc.init(&mut self.tp);
+    }
+
     /// The application stops writing: no new data after this (outstanding data completes).
     pub fn stop(&mut self) {
         self.app_stopped = true;
@@ -545,6 +555,12 @@ impl TcpSender {
             // tcp_remove_reno_sacks(): one ACK filled a hole, the rest ate duplicate ACKs.
             delivered = pkts_acked.saturating_sub(self.sacked_out).max(1);
             self.sacked_out = self.sacked_out.saturating_sub(pkts_acked - 1);
+            // ... then tcp_check_reno_reordering() -> tcp_limit_reno_sacked(): the
+            // duplicate ACKs counted can no longer exceed what is outstanding beside the
+            // holes. Without it `sacked_out + lost_out` could pass `packets_out` after a
+            // partial ACK and the pipe estimate wrap (a run with a shaper, PIE and no SACK
+            // sent without bound).
+            self.limit_reno_sacked();
         }
 
         // RTT sample (tcp_ack_update_rtt).
@@ -729,11 +745,17 @@ impl TcpSender {
         }
         let prior = self.sacked_out;
         self.sacked_out += num_dupack;
+        self.limit_reno_sacked();
+        self.sacked_out.saturating_sub(prior)
+    }
+
+    /// Linux `tcp_limit_reno_sacked()`: at most `packets_out - max(lost_out, 1)`
+    /// duplicate ACKs count as SACKed.
+    fn limit_reno_sacked(&mut self) {
         let holes = self.lost_out.max(1).min(self.packets_out());
         if self.sacked_out + holes > self.packets_out() {
             self.sacked_out = self.packets_out().saturating_sub(holes);
         }
-        self.sacked_out.saturating_sub(prior)
     }
 
     /// Linux `tcp_newreno_mark_lost()`: mark the head lost on the third duplicate ACK and
@@ -971,6 +993,15 @@ impl TcpSender {
         }
         if self.sb.len() as u64 != self.tp.snd_nxt - self.tp.snd_una {
             return Err("scoreboard length".into());
+        }
+        // Linux tcp_verify_left_out(): the pipe estimate must not wrap.
+        if self.sacked_out + self.lost_out > self.packets_out() {
+            return Err(format!(
+                "sacked_out {} + lost_out {} > packets_out {}",
+                self.sacked_out,
+                self.lost_out,
+                self.packets_out()
+            ));
         }
         if self.cfg.sack && (s, l, r) != (self.sacked_out, self.lost_out, self.retrans_out) {
             return Err(format!(
