@@ -6,6 +6,7 @@
 //! - [`net`]: packets, links, nodes, topologies and routing.
 //! - [`tcp`]: the TCP sender and receiver (SACK, NewReno recovery, PRR, ECN, RTO, delayed ACKs).
 //! - [`cc`]: congestion-control algorithms behind the [`cc::CongestionControl`] trait.
+//! - [`control`]: controllers that retune a flow's congestion control as it runs (DA-LBE).
 //! - [`qdisc`]: queue disciplines behind the [`qdisc::QueueDisc`] trait.
 //! - [`udp`]: UDP traffic sources.
 //! - [`stats`]: on-the-fly statistics.
@@ -13,6 +14,7 @@
 
 pub mod api;
 pub mod cc;
+pub mod control;
 pub mod engine;
 pub mod net;
 pub mod ppv;

@@ -452,6 +452,7 @@ fn every_field_explicit() {
         access_rate: Some(DataRate { bps: 1_000_000_000 }),
         changes: vec![],
         ppv: None,
+        deadline: None,
     };
     assert_eq!(f, &expected);
     assert_eq!(s.flows[1].drawn[0].rtt, SimDuration { ns: 250_000 });

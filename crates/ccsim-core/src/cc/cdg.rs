@@ -61,7 +61,7 @@
 
 use super::{
     boolean, integer_in, number_where, reno, unknown_param, AckSample, CaEvent, CcState,
-    CongestionControl, ReductionCause,
+    CongestionControl, Knob, KnobUnit, ReductionCause,
 };
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::scenario::{ParamValue, ScenarioError};
@@ -341,6 +341,16 @@ impl Cdg {
 }
 
 impl CongestionControl for Cdg {
+    /// Paper 000's G, over the range of its Fig. 3 (0.1 to 120): a larger G backs off
+    /// less often and leaves less to others.
+    fn lbe_knob(&self) -> Option<Knob> {
+        Some(Knob {
+            name: "g".to_owned(),
+            low: 0.1,
+            high: 120.0,
+            unit: KnobUnit::Number,
+        })
+    }
     fn init(&mut self, tp: &mut CcState) {
         self.alloc_gradients();
         self.rtt_seq = tp.snd_nxt;

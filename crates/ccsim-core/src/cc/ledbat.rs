@@ -37,7 +37,7 @@ use std::collections::VecDeque;
 
 use super::{
     boolean, duration_where, integer_in, number_where, reno, unknown_param, AckSample, CcState,
-    CongestionControl, ReductionCause,
+    CongestionControl, Knob, KnobUnit, ReductionCause,
 };
 use crate::scenario::{ParamValue, ScenarioError};
 
@@ -153,6 +153,16 @@ impl Ledbat {
 }
 
 impl CongestionControl for Ledbat {
+    /// TARGET, from 1 ms (yields at almost any queue) to RFC 6817's largest, 100 ms (a
+    /// queue must hold 100 ms before it yields).
+    fn lbe_knob(&self) -> Option<Knob> {
+        Some(Knob {
+            name: "target".to_owned(),
+            low: 1e6,
+            high: 1e8,
+            unit: KnobUnit::Duration,
+        })
+    }
     fn init(&mut self, tp: &mut CcState) {
         if self.init_cwnd > 0 {
             tp.cwnd = self.init_cwnd;

@@ -25,6 +25,7 @@ pub mod newreno;
 pub mod reno;
 pub mod vegas;
 
+pub use crate::control::deadline::{Knob, KnobUnit};
 use crate::engine::rng::SimRng;
 use crate::scenario::{AlgoSpec, ParamValue, ScenarioError, SimDuration};
 
@@ -179,6 +180,13 @@ pub trait CongestionControl {
     fn diagnostics(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// The parameter that makes this algorithm more or less deferential to other traffic,
+    /// with its range from most deferential to most aggressive, if it has one: what the
+    /// deadline-aware LBE controller ([`crate::control::deadline`]) turns unless the
+    /// scenario names another.
+    fn lbe_knob(&self) -> Option<Knob> {
+        None
+    }
 }
 
 /// The congestion controllers ccsim knows, dispatched statically.
@@ -274,6 +282,9 @@ impl CongestionControl for Cc {
     }
     fn diagnostics(&self) -> Vec<(&'static str, f64)> {
         each_cc!(self, c => c.diagnostics())
+    }
+    fn lbe_knob(&self) -> Option<Knob> {
+        each_cc!(self, c => c.lbe_knob())
     }
 }
 

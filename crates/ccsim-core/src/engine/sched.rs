@@ -41,6 +41,8 @@ pub enum Event {
     Change(u32),
     /// The external controller is due (see `api::Control`).
     ControlTick,
+    /// A flow's deadline-aware LBE controller decides (`control::deadline`).
+    DeadlineTick(u32),
 }
 
 /// The timers a TCP endpoint owns.
@@ -85,6 +87,7 @@ impl Event {
             Event::MeasureEnd => (11, 0),
             Event::Change(i) => (12, i),
             Event::ControlTick => (13, 0),
+            Event::DeadlineTick(f) => (14, f),
         };
         debug_assert!(index <= Self::MAX_INDEX, "event index {index} too large");
         (kind << Self::INDEX_BITS) | index
@@ -108,7 +111,8 @@ impl Event {
             10 => Event::MeasureStart,
             11 => Event::MeasureEnd,
             12 => Event::Change(index),
-            _ => Event::ControlTick,
+            13 => Event::ControlTick,
+            _ => Event::DeadlineTick(index),
         }
     }
 }

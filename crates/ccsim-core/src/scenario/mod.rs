@@ -134,6 +134,31 @@ pub struct ParamChange {
     pub params: BTreeMap<String, ParamValue>,
 }
 
+/// A soft deadline on each finite transfer of a group, met by the deadline-aware LBE
+/// controller (`deadline = "120s"`, `deadline_control = { ... }`; see
+/// [`crate::control::deadline`] for the control law).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeadlineSpec {
+    /// The deadline, counted from each transfer's start.
+    pub within: SimDuration,
+    /// The parameter to turn and its range (`low`, `high`): `None` for the congestion
+    /// control's own LBE knob; a range alone overrides that knob's range.
+    pub knob: Option<String>,
+    pub low: Option<ParamValue>,
+    pub high: Option<ParamValue>,
+    /// Control period (default 1 s).
+    pub interval: SimDuration,
+    /// Integral gain on the log rate error (default 0.5).
+    pub gain: f64,
+    /// Fraction of the deadline kept in reserve (default 0.1).
+    pub margin: f64,
+    /// The congestion control to switch to when even the knob's top falls short.
+    pub escalate: Option<AlgoSpec>,
+    /// Retune the congestion control (default true); false only records whether each
+    /// transfer meets the deadline, for a baseline with the `cc` as configured.
+    pub retune: bool,
+}
+
 /// A step of the bottleneck rate at a given time (`bottleneck.rate_changes`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateChange {
@@ -214,6 +239,8 @@ pub struct TcpFlowGroup {
     pub changes: Vec<ParamChange>,
     /// Packet-value marking of the group's data packets.
     pub ppv: Option<PpvSpec>,
+    /// A soft deadline on each transfer, met by the DA-LBE controller.
+    pub deadline: Option<DeadlineSpec>,
 }
 
 /// One TCP flow's values, fixed or drawn from the group's distributions.
@@ -946,6 +973,96 @@ fn draw_arrivals(
     Ok(out)
 }
 
+/// `deadline` and `deadline_control` of a `[[flows]]` group. The knob itself is checked
+/// against the congestion control when the scenario is built.
+fn resolve_deadline(
+    deadline: Option<Given<SimDuration>>,
+    control: Option<Table<raw::RawDeadlineControl>>,
+    finite: bool,
+    prefix: &str,
+) -> Result<Option<DeadlineSpec>, ScenarioError> {
+    let Some(within) = deadline else {
+        if control.is_some() {
+            return Err(error(
+                join(prefix, "deadline_control"),
+                "needs a deadline (add deadline = \"120s\")",
+            ));
+        }
+        return Ok(None);
+    };
+    let path = join(prefix, "deadline");
+    if !finite {
+        return Err(error(
+            path,
+            "a deadline needs a finite transfer (add size = \"50MB\")",
+        ));
+    }
+    let within = positive(&within, path)?;
+    let c = control.map(|Table(c)| c);
+    let cpath = join(prefix, "deadline_control");
+    let number = |g: &Option<Given<ParamValue>>,
+                  key: &str,
+                  default: f64,
+                  what: &str,
+                  ok: fn(f64) -> bool|
+     -> Result<f64, ScenarioError> {
+        match g {
+            None => Ok(default),
+            Some(g) => match g.value {
+                ParamValue::Number(v) if ok(v) => Ok(v),
+                _ => Err(error(
+                    join(&cpath, key),
+                    format!("expected {what}, got {}", g.text),
+                )),
+            },
+        }
+    };
+    let Some(c) = c else {
+        return Ok(Some(DeadlineSpec {
+            within,
+            knob: None,
+            low: None,
+            high: None,
+            interval: SimDuration { ns: 1_000_000_000 },
+            gain: 0.5,
+            margin: 0.1,
+            escalate: None,
+            retune: true,
+        }));
+    };
+    let interval = match &c.interval {
+        None => SimDuration { ns: 1_000_000_000 },
+        Some(g) => positive(g, join(&cpath, "interval"))?,
+    };
+    let gain = number(&c.gain, "gain", 0.5, "a positive number like 0.5", |v| {
+        v > 0.0 && v <= 1e3
+    })?;
+    let margin = number(
+        &c.margin,
+        "margin",
+        0.1,
+        "a number in [0, 1) like 0.1",
+        |v| (0.0..1.0).contains(&v),
+    )?;
+    if c.knob.is_some() && (c.low.is_none() || c.high.is_none()) {
+        return Err(error(
+            join(&cpath, if c.low.is_none() { "low" } else { "high" }),
+            "a named knob needs its range: give low and high",
+        ));
+    }
+    Ok(Some(DeadlineSpec {
+        within,
+        knob: c.knob.map(|k| k.value.0),
+        low: c.low.map(|g| g.value),
+        high: c.high.map(|g| g.value),
+        interval,
+        gain,
+        margin,
+        escalate: c.escalate.map(|RawAlgo(a)| a),
+        retune: c.retune.map_or(true, |g| g.value.0),
+    }))
+}
+
 fn resolve_flow(
     f: RawFlow,
     i: usize,
@@ -1127,6 +1244,7 @@ fn resolve_flow(
             .ppv
             .map(|p| resolve_ppv(p, &join(&prefix, "ppv")))
             .transpose()?,
+        deadline: resolve_deadline(f.deadline, f.deadline_control, f.size.is_some(), &prefix)?,
     };
     Ok((group, start))
 }

@@ -508,6 +508,23 @@ pub(super) struct RawFlow {
     pub arrivals: Option<Table<RawArrivals>>,
     pub repeat: Option<Table<RawRepeat>>,
     pub name: Option<Given<Label>>,
+    pub deadline: Option<Given<SimDuration>>,
+    pub deadline_control: Option<Table<RawDeadlineControl>>,
+}
+
+/// `deadline_control = { knob = "g", low = 0.1, high = 120, interval = "1s", gain = 0.5,
+/// margin = 0.1, escalate = "cubic", retune = true }`: the DA-LBE controller's settings.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDeadlineControl {
+    pub knob: Option<Given<Kind>>,
+    pub low: Option<Given<ParamValue>>,
+    pub high: Option<Given<ParamValue>>,
+    pub interval: Option<Given<SimDuration>>,
+    pub gain: Option<Given<ParamValue>>,
+    pub margin: Option<Given<ParamValue>>,
+    pub escalate: Option<RawAlgo>,
+    pub retune: Option<Given<Flag>>,
 }
 
 /// `arrivals = { poisson = "2/s", start = "10s", end = "60s" }` or `{ gap = <value or

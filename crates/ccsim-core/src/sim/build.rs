@@ -3,7 +3,8 @@
 //! the scheduled changes and first events.
 
 use super::world::*;
-use crate::cc::{self, CongestionControl};
+use crate::cc::{self, CongestionControl, Knob, KnobUnit};
+use crate::control::deadline::{DeadlineController, DeadlineParams};
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::engine::{serialisation_ns, Event, Scheduler};
 use crate::net::link::{DelayLine, Link};
@@ -26,6 +27,148 @@ use crate::udp::UdpSource;
 const ACCESS_RATE_FACTOR: u64 = 10;
 /// The reverse (ACK) path's DropTail limit: ample, so it never drops.
 const REVERSE_QUEUE_PACKETS: u64 = 100_000;
+
+/// The DA-LBE controller a group's `deadline` asks for, checked against the group's
+/// congestion control now so that no decision can fail while the flow runs: the knob
+/// exists, both ends of its range are accepted (values between them are, for every
+/// algorithm's range), and the escalation algorithm keeps the flow's ECN mode.
+fn group_deadline(
+    g: &crate::scenario::TcpFlowGroup,
+    gi: usize,
+) -> Result<Option<FlowDeadline>, ScenarioError> {
+    let Some(spec) = &g.deadline else {
+        return Ok(None);
+    };
+    let path = format!("flows[{gi}].deadline_control");
+    let key = |k: &str| format!("{path}.{k}");
+    if !spec.retune {
+        // A baseline: the deadline's outcome is recorded, nothing is turned.
+        if spec.escalate.is_some() || spec.knob.is_some() {
+            return Err(ScenarioError::new(
+                key(if spec.knob.is_some() {
+                    "knob"
+                } else {
+                    "escalate"
+                }),
+                "has no effect with retune = false",
+            ));
+        }
+        return Ok(Some(FlowDeadline {
+            ctl: DeadlineController::new(DeadlineParams {
+                within_ns: spec.within.ns,
+                knob: Knob {
+                    name: String::new(),
+                    low: 1.0,
+                    high: 2.0,
+                    unit: KnobUnit::Number,
+                },
+                interval_ns: spec.interval.ns,
+                gain: spec.gain,
+                margin: spec.margin,
+                escalate: false,
+                retune: false,
+            }),
+            escalate_to: None,
+        }));
+    }
+    let probe = cc::build(&g.cc, &format!("flows[{gi}].cc"))?;
+    let own = probe.lbe_knob();
+    let name = match (&spec.knob, &own) {
+        (Some(n), _) => n.clone(),
+        (None, Some(k)) => k.name.clone(),
+        (None, None) => {
+            return Err(ScenarioError::new(
+                key("knob"),
+                format!(
+                    "{} has no built-in LBE knob: name the parameter to turn (knob = \"...\", \
+                     low = ..., high = ...)",
+                    probe.name()
+                ),
+            ))
+        }
+    };
+    let own = own.filter(|k| k.name == name);
+    let end = |v: &Option<ParamValue>,
+               k: &str,
+               default: Option<(f64, KnobUnit)>|
+     -> Result<(f64, KnobUnit), ScenarioError> {
+        match v {
+            None => default.ok_or_else(|| ScenarioError::new(key(k), "missing")),
+            Some(v) => Knob::parse_value(v)
+                .filter(|(x, _)| *x > 0.0 && x.is_finite())
+                .ok_or_else(|| {
+                    ScenarioError::new(
+                        key(k),
+                        format!(
+                            "expected a positive number or duration like 0.1 or \"5ms\", got {}",
+                            cc::shown(v)
+                        ),
+                    )
+                }),
+        }
+    };
+    let (low, unit_low) = end(&spec.low, "low", own.as_ref().map(|k| (k.low, k.unit)))?;
+    let (high, unit_high) = end(&spec.high, "high", own.as_ref().map(|k| (k.high, k.unit)))?;
+    if unit_low != unit_high {
+        return Err(ScenarioError::new(
+            key("high"),
+            "low and high must both be numbers or both durations",
+        ));
+    }
+    if low >= high {
+        return Err(ScenarioError::new(
+            key("high"),
+            "must be above low (low is the most deferential setting, high the most aggressive)",
+        ));
+    }
+    let knob = Knob {
+        name,
+        low,
+        high,
+        unit: unit_low,
+    };
+    for (k, v) in [("low", low), ("high", high)] {
+        probe
+            .clone()
+            .set_param("", &knob.name, &knob.param(v))
+            .map_err(|e| {
+                ScenarioError::new(
+                    key(k),
+                    format!("{}'s {} refuses it: {}", probe.name(), knob.name, e.message),
+                )
+            })?;
+    }
+    let escalate_to = match &spec.escalate {
+        None => None,
+        Some(a) => {
+            let c = cc::build(a, &key("escalate"))?;
+            if g.ecn && c.needs_accurate_ecn() != probe.needs_accurate_ecn() {
+                return Err(ScenarioError::new(
+                    key("escalate"),
+                    format!(
+                        "{} and {} answer ECN differently (per-packet echo or not); escalate \
+                         to an algorithm with the same ECN mode",
+                        probe.name(),
+                        c.name()
+                    ),
+                ));
+            }
+            Some(c)
+        }
+    };
+    Ok(Some(FlowDeadline {
+        ctl: DeadlineController::new(DeadlineParams {
+            within_ns: spec.within.ns,
+            knob,
+            interval_ns: spec.interval.ns,
+            gain: spec.gain,
+            margin: spec.margin,
+            escalate: escalate_to.is_some(),
+            retune: true,
+        }),
+        escalate_to,
+    }))
+}
 
 /// Build the dumbbell a scenario describes.
 pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
@@ -299,6 +442,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let mut cc_names = Vec::with_capacity(n_tcp);
     let mut fid = 0u32;
     for (gi, g) in sc.flows.iter().enumerate() {
+        let deadline = group_deadline(g, gi)?.map(Box::new);
         for drawn in &g.drawn {
             let path = format!("flows[{gi}].cc");
             let mut cc = cc::build(&g.cc, &path)?;
@@ -347,6 +491,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 before: ConnTotals::default(),
                 past_reductions: Vec::new(),
                 past_rtts: Vec::new(),
+                deadline: deadline.clone(),
             });
             fid += 1;
         }
@@ -499,6 +644,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             .max()
             .unwrap_or(0),
         convergence_base: None,
+        deadline_trace: Default::default(),
     };
 
     for l in 0..world.links.len() as u32 {

@@ -4,6 +4,7 @@
 
 use super::{Control, ProgressFn};
 use crate::cc::{self, CongestionControl};
+use crate::control::deadline::DeadlineController;
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::engine::sched::TcpTimerKind;
 use crate::engine::{serialisation_ns, Event, Scheduler, NS_PER_SEC};
@@ -18,7 +19,7 @@ use crate::stats::QueueSnapshot;
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
 use crate::tcp::sender::TcpSender;
 use crate::tcp::{TcpConfig, TcpIo, TimerFire};
-use crate::trace::{QdiscStateTrace, QueueEvents, Series, Transfer};
+use crate::trace::{DeadlineTrace, QdiscStateTrace, QueueEvents, Series, Transfer};
 use crate::udp::UdpSource;
 
 /// One TCP flow: both endpoints and what the scenario said about it.
@@ -51,6 +52,16 @@ pub struct TcpFlow {
     /// Reductions and RTT samples of finished connections.
     pub(crate) past_reductions: Vec<crate::tcp::sender::Reduction>,
     pub(crate) past_rtts: Vec<(u64, u64)>,
+    /// The DA-LBE controller of a group with a `deadline`.
+    pub(crate) deadline: Option<Box<FlowDeadline>>,
+}
+
+/// A flow's deadline-aware LBE controller and what it escalates to.
+#[derive(Debug, Clone)]
+pub(crate) struct FlowDeadline {
+    pub(crate) ctl: DeadlineController,
+    /// The congestion control to switch to (a fresh instance, cloned at each switch).
+    pub(crate) escalate_to: Option<cc::Cc>,
 }
 
 /// Counters of a flow's finished connections, so that its totals run on across them.
@@ -95,6 +106,10 @@ impl TcpFlow {
             end_ns: self.receiver.stats.completed_ns,
             retransmits: self.sender.stats.retransmits,
             timeouts: self.sender.stats.timeouts,
+            deadline_ns: self
+                .deadline
+                .as_ref()
+                .map(|d| self.start_ns.saturating_add(d.ctl.params.within_ns)),
         }
     }
 }
@@ -216,6 +231,8 @@ pub struct World {
     pub(crate) convergence_flows: Vec<usize>,
     pub(crate) last_tcp_start_ns: u64,
     pub(crate) convergence_base: Option<Vec<u64>>,
+    /// Decisions of the flows' DA-LBE controllers.
+    pub(crate) deadline_trace: DeadlineTrace,
 }
 
 impl World {
@@ -329,6 +346,9 @@ impl World {
         let flow = &mut self.tcp[f as usize];
         flow.awaiting_end = false;
         self.transfers.push(flow.transfer_row(f));
+        if let Some(d) = flow.deadline.as_mut() {
+            d.ctl.end();
+        }
         let Some((size, think_ns)) = flow.next.pop_front() else {
             return;
         };
@@ -397,6 +417,67 @@ impl World {
                 l.rate_bps = rate_bps;
                 l.qdisc.link_rate_changed(rate_bps);
             }
+        }
+    }
+
+    /// A transfer of a flow with a deadline starts: its controller starts from the knob's
+    /// lowest (most deferential) value and decides every interval.
+    fn deadline_begin(&mut self, f: u32) {
+        let now = self.sched.now();
+        let flow = &mut self.tcp[f as usize];
+        let Some(d) = flow.deadline.as_mut().filter(|d| d.ctl.params.retune) else {
+            return;
+        };
+        let size = flow.sender.cfg.total_bytes.unwrap_or(0);
+        let knob = d.ctl.begin(now, size);
+        let value = d.ctl.params.knob.param(knob);
+        flow.sender
+            .cc
+            .set_param("deadline_control", &d.ctl.params.knob.name, &value)
+            .expect("the knob's range was validated when the scenario was built");
+        if d.ctl.next_tick_ns <= self.duration_ns {
+            self.sched.at(d.ctl.next_tick_ns, Event::DeadlineTick(f));
+        }
+    }
+
+    /// A DA-LBE decision (see [`crate::control::deadline`]).
+    fn deadline_tick(&mut self, f: u32) {
+        let now = self.sched.now();
+        let flow = &mut self.tcp[f as usize];
+        let Some(d) = flow.deadline.as_mut() else {
+            return;
+        };
+        // A tick of a transfer that has ended (a new one may have started since).
+        if now != d.ctl.next_tick_ns {
+            return;
+        }
+        let s = &flow.sender;
+        let total = s.cfg.total_bytes.unwrap_or(0);
+        let acked = (s.tp.snd_una * u64::from(s.cfg.mss)).min(total);
+        let was_escalated = d.ctl.escalated();
+        let decision = d.ctl.tick(now, acked);
+        if decision.escalate_now {
+            let mut cc = d
+                .escalate_to
+                .clone()
+                .expect("escalation is on only with a congestion control to switch to");
+            cc.seed_rng(stream(
+                self.seed,
+                StreamKind::Cc,
+                u64::from(f) | (u64::from(flow.conn) << 32) | 1 << 63,
+            ));
+            flow.sender.switch_cc(cc, now);
+        } else if !was_escalated {
+            let value = d.ctl.params.knob.param(decision.knob);
+            flow.sender
+                .cc
+                .set_param("deadline_control", &d.ctl.params.knob.name, &value)
+                .expect("the knob's range was validated when the scenario was built");
+        }
+        self.deadline_trace
+            .push(f, &d.ctl.params.knob.name, decision);
+        if d.ctl.next_tick_ns <= self.duration_ns {
+            self.sched.at(d.ctl.next_tick_ns, Event::DeadlineTick(f));
         }
     }
 
@@ -501,8 +582,10 @@ impl World {
                     out: &mut self.out_buf,
                 };
                 self.tcp[f as usize].sender.start(&mut io);
+                self.deadline_begin(f);
                 self.flush_tcp(f);
             }
+            Event::DeadlineTick(f) => self.deadline_tick(f),
             Event::FlowStop(f) => self.tcp[f as usize].sender.stop(),
             Event::UdpSend(u) => self.udp_send(u),
             Event::StatsTick => self.stats_tick(),

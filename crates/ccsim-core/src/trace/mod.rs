@@ -157,6 +157,8 @@ pub struct Transfer {
     pub end_ns: Option<u64>,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// The soft deadline (absolute), for a group with `deadline`.
+    pub deadline_ns: Option<u64>,
 }
 
 impl Transfer {
@@ -166,8 +168,22 @@ impl Transfer {
     }
 }
 
+/// Whether a transfer met its deadline: `met`, `missed` (finished late, or still running
+/// at the end of a run that outlasted the deadline), `open` (still running, deadline
+/// after the run's end), or empty without a deadline.
+fn deadline_outcome(t: &Transfer, run_end_ns: u64) -> &'static str {
+    match (t.deadline_ns, t.end_ns) {
+        (None, _) => "",
+        (Some(d), Some(e)) if e <= d => "met",
+        (Some(_), Some(_)) => "missed",
+        (Some(d), None) if run_end_ns >= d => "missed",
+        (Some(_), None) => "open",
+    }
+}
+
 /// `transfers`: one row per finite transfer, ordered by start time then flow.
-pub fn transfers_table(rows: &[Transfer]) -> Table {
+/// `run_end_ns` decides whether an unfinished transfer has missed its deadline.
+pub fn transfers_table(rows: &[Transfer], run_end_ns: u64) -> Table {
     let col_f = |f: &dyn Fn(&Transfer) -> f64| Column::F64(rows.iter().map(f).collect());
     let col_u = |f: &dyn Fn(&Transfer) -> u64| Column::U64(rows.iter().map(f).collect());
     Table::new("transfers")
@@ -186,4 +202,70 @@ pub fn transfers_table(rows: &[Transfer]) -> Table {
         .with("fct_s", col_f(&|r| r.fct_s().unwrap_or(f64::NAN)))
         .with("retransmits", col_u(&|r| r.retransmits))
         .with("timeouts", col_u(&|r| r.timeouts))
+        .with(
+            "deadline_s",
+            col_f(&|r| r.deadline_ns.map_or(f64::NAN, secs)),
+        )
+        .with(
+            "lateness_s",
+            col_f(&|r| match (r.deadline_ns, r.end_ns) {
+                (Some(d), Some(e)) => (e as f64 - d as f64) / NS_PER_SEC as f64,
+                _ => f64::NAN,
+            }),
+        )
+        .with(
+            "deadline_met",
+            col_f(&|r| match deadline_outcome(r, run_end_ns) {
+                "met" => 1.0,
+                "missed" => 0.0,
+                _ => f64::NAN,
+            }),
+        )
+        .with(
+            "deadline_outcome",
+            Column::Str(
+                rows.iter()
+                    .map(|r| deadline_outcome(r, run_end_ns).to_owned())
+                    .collect(),
+            ),
+        )
+}
+
+/// `deadline_control`: every decision of the DA-LBE controllers
+/// ([`crate::control::deadline`]), one row per flow and control interval.
+#[derive(Debug, Default)]
+pub struct DeadlineTrace {
+    flow: Vec<u32>,
+    knob_name: Vec<String>,
+    rows: Vec<crate::control::deadline::Decision>,
+}
+
+impl DeadlineTrace {
+    pub fn push(&mut self, flow: u32, knob_name: &str, d: crate::control::deadline::Decision) {
+        self.flow.push(flow);
+        self.knob_name.push(knob_name.to_owned());
+        self.rows.push(d);
+    }
+
+    pub fn table(&self) -> Table {
+        let col_f = |f: &dyn Fn(&crate::control::deadline::Decision) -> f64| {
+            Column::F64(self.rows.iter().map(f).collect())
+        };
+        Table::new("deadline_control")
+            .with("time_s", col_f(&|d| secs(d.time_ns)))
+            .with("flow_id", Column::U32(self.flow.clone()))
+            .with(
+                "bytes_left",
+                Column::U64(self.rows.iter().map(|d| d.bytes_left).collect()),
+            )
+            .with("plan_left_s", col_f(&|d| d.plan_left_s))
+            .with("rate_required_mbps", col_f(&|d| d.rate_required_bps / 1e6))
+            .with("rate_achieved_mbps", col_f(&|d| d.rate_achieved_bps / 1e6))
+            .with("knob", Column::Str(self.knob_name.clone()))
+            .with("knob_value", col_f(&|d| d.knob))
+            .with(
+                "escalated",
+                Column::U32(self.rows.iter().map(|d| u32::from(d.escalated)).collect()),
+            )
+    }
 }

@@ -173,7 +173,7 @@ impl World {
             fct,
         };
         let mut tables = self.tables(&summary, hist);
-        tables.push(transfers_table(&transfers));
+        tables.push(transfers_table(&transfers, self.duration_ns));
         tables.extend(self.trace_tables());
         RunOutput { summary, tables }
     }
@@ -404,7 +404,8 @@ impl World {
 }
 
 impl World {
-    /// The opt-in traces' tables (`qdisc_state`, `rtt_samples`, `queue_events`), each
+    /// The opt-in traces' tables (`qdisc_state`, `rtt_samples`, `queue_events`) and the
+    /// DA-LBE controllers' decisions (`deadline_control`), each
     /// present (possibly empty) whatever the options, so every run has the same tables.
     pub(crate) fn trace_tables(&self) -> Vec<Table> {
         let mut rtts = RttSamples::default();
@@ -423,12 +424,13 @@ impl World {
             self.queue_events
                 .as_ref()
                 .map_or_else(|| QueueEvents::default().table(), QueueEvents::table),
+            self.deadline_trace.table(),
         ]
     }
 }
 
 /// Names of every table a run produces, in the order `RunOutput::tables` lists them.
-pub const TABLE_NAMES: [&str; 14] = [
+pub const TABLE_NAMES: [&str; 15] = [
     "flow_series",
     "group_series",
     "cc_trace",
@@ -443,6 +445,7 @@ pub const TABLE_NAMES: [&str; 14] = [
     "qdisc_state",
     "rtt_samples",
     "queue_events",
+    "deadline_control",
 ];
 
 /// Per-group goodput and share, TCP groups first (flows are in that order).

@@ -1,0 +1,360 @@
+//! Deadline-aware less-than-best-effort (DA-LBE): a finite transfer that stays as
+//! low-priority as its soft deadline allows, and competes harder only as much as it must.
+//!
+//! Paper 000 (Tangenes, Hayes, Petlund, Ros, §V) shows that CDG's backoff scale G tunes
+//! how much capacity a CDG flow leaves to others (Table I: 1-49 % of a 10 Mbit/s link) and
+//! asks for a controller that sets that knob from a transfer's deadline. The same idea,
+//! as a price on congestion signals, is Hayes, Ros, Alay et al., "A framework for
+//! less than best effort congestion control with soft deadlines" (IFIP Networking 2017);
+//! neither gives a control law to copy, so this one is ccsim's and is stated here.
+//!
+//! # Control law
+//! The transfer of `size` bytes starts at `t0` with deadline `t0 + within`. It plans to
+//! finish `margin x within` early, at `t_plan = t0 + (1 - margin) within`, at the constant
+//! rate that needs: the least peak share a transfer can take and still finish. Every
+//! `interval` Δ from `t0` on, with `B` bytes not yet acknowledged and `A` acknowledged:
+//!
+//! 1. achieved rate over the last interval `r = 8 (A - A_prev) / Δ` (bit/s), smoothed
+//!    `r̂ = r` at the first tick, else `r̂ = (r̂ + r) / 2` (about two intervals of memory:
+//!    one CDG backoff cycle must not swing the knob);
+//! 2. required rate `r_req = 8 B / (t_plan - now)`;
+//! 3. integral step on the logarithms: `ln k <- ln k + gain x ln(r_req / max(r̂, 1 bit/s))`,
+//!    clamped to `[ln low, ln high]`. The knob moves by ratios because its effect does:
+//!    paper 000's share rises about as `G^0.3` over G = 0.1-120 (Fig. 3), so a rate short
+//!    by a factor x needs G larger by a factor of about `x^3`; the default `gain = 0.5`
+//!    closes about a sixth of that per interval, so a step change settles within ten or
+//!    so intervals without chasing CUBIC's and CDG's sawtooth (on `examples/dalbe_cdg.toml`
+//!    gain 1 moved ln G by 0.19 per interval against 0.08 at 0.5, for the same outcome). At `r̂ = r_req` the knob rests: the transfer runs at the planned rate;
+//!    ahead of plan (`r̂ > r_req`) it lowers the knob and gives capacity back.
+//! 4. `now >= t_plan` (late in the plan) sets the knob to `high` at once.
+//! 5. Escalation (optional, `escalate = "cubic"`): when the knob has been at `high` for
+//!    two intervals in a row with `r̂ < r_req`, or `t_plan` has passed with bytes left,
+//!    the flow switches to the given congestion control for the rest of the transfer
+//!    (Linux `tcp_reinit_congestion_control`: cwnd and ssthresh are kept, the new
+//!    algorithm's `init` runs). It does not switch back.
+//!
+//! The knob starts at `low` (pure LBE) when the transfer starts. A deadline is soft:
+//! the transfer always runs to completion, and the `transfers` table reports it met,
+//! missed (with its lateness) or unfinished.
+//!
+//! The controller is algorithm-agnostic: the knob is any parameter the congestion
+//! control accepts through `set_param` with a positive value (a number, or a duration
+//! such as LEDBAT's `target`, handled in nanoseconds); each algorithm declares its LBE
+//! knob and range ([`crate::cc::CongestionControl::lbe_knob`]), which a scenario may
+//! override.
+
+use crate::scenario::ParamValue;
+
+/// How a knob's value is written for `set_param`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnobUnit {
+    /// A plain number (CDG's `g`, in milliseconds as paper 000 writes it).
+    Number,
+    /// A duration; the controller works in nanoseconds (LEDBAT's `target`).
+    Duration,
+}
+
+/// The congestion-control parameter a controller turns, and its range: `low` is the
+/// most deferential setting, `high` the most aggressive (both > 0, low < high).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Knob {
+    pub name: String,
+    pub low: f64,
+    pub high: f64,
+    pub unit: KnobUnit,
+}
+
+impl Knob {
+    /// The value as `set_param` takes it.
+    pub fn param(&self, value: f64) -> ParamValue {
+        match self.unit {
+            KnobUnit::Number => ParamValue::Number(value),
+            // Written in ms as a user would; whole nanoseconds survive the round trip.
+            KnobUnit::Duration => ParamValue::Str(format!("{}ms", value.round().max(1.0) / 1e6)),
+        }
+    }
+
+    /// A value in the knob's unit from a scenario value: a number, or a duration string
+    /// (in nanoseconds). `None` for anything else.
+    pub fn parse_value(value: &ParamValue) -> Option<(f64, KnobUnit)> {
+        match value {
+            ParamValue::Number(v) => Some((*v, KnobUnit::Number)),
+            ParamValue::Str(s) => crate::scenario::SimDuration::parse(s)
+                .ok()
+                .map(|d| (d.ns as f64, KnobUnit::Duration)),
+            ParamValue::Bool(_) => None,
+        }
+    }
+}
+
+/// The controller's settings (from the scenario's `deadline` and `deadline_control`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeadlineParams {
+    /// The soft deadline, counted from the transfer's start.
+    pub within_ns: u64,
+    pub knob: Knob,
+    /// Control period Δ.
+    pub interval_ns: u64,
+    /// Integral gain on the log rate error (> 0).
+    pub gain: f64,
+    /// Fraction of `within` kept in reserve: the plan finishes this much early (0..1).
+    pub margin: f64,
+    /// Switch to another congestion control when even `high` falls short.
+    pub escalate: bool,
+    /// Turn the knob at all; false keeps only the deadline, whose outcome the
+    /// `transfers` table reports (a baseline run with the algorithm as configured).
+    pub retune: bool,
+}
+
+/// One decision, as the `deadline_control` table records it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    pub time_ns: u64,
+    pub bytes_left: u64,
+    /// Time to the planned finish (negative once it has passed), seconds.
+    pub plan_left_s: f64,
+    pub rate_required_bps: f64,
+    pub rate_achieved_bps: f64,
+    /// The knob's new value (in its unit; nanoseconds for a duration).
+    pub knob: f64,
+    /// The flow has switched to the escalation congestion control (now or before).
+    pub escalated: bool,
+    /// It switched at this decision.
+    pub escalate_now: bool,
+}
+
+/// Floor of the achieved rate in the log error, bit/s: a tick with nothing acknowledged
+/// (a retransmission timeout) pushes the knob up hard but finitely.
+const MIN_RATE_BPS: f64 = 1.0;
+/// Intervals at `high` and still short before escalating.
+const SHORT_TICKS_TO_ESCALATE: u32 = 2;
+
+/// The DA-LBE controller of one flow (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct DeadlineController {
+    pub params: DeadlineParams,
+    start_ns: u64,
+    size_bytes: u64,
+    ln_knob: f64,
+    last_tick_ns: u64,
+    last_acked: u64,
+    rate_bps: Option<f64>,
+    short_ticks: u32,
+    escalated: bool,
+    /// When the next decision is due; an event for another time is stale (a transfer
+    /// that ended and a new one that started).
+    pub next_tick_ns: u64,
+}
+
+impl DeadlineController {
+    pub fn new(params: DeadlineParams) -> Self {
+        let ln_knob = params.knob.low.ln();
+        DeadlineController {
+            params,
+            start_ns: 0,
+            size_bytes: 0,
+            ln_knob,
+            last_tick_ns: 0,
+            last_acked: 0,
+            rate_bps: None,
+            short_ticks: 0,
+            escalated: false,
+            next_tick_ns: u64::MAX,
+        }
+    }
+
+    /// A transfer of `size_bytes` starts at `start_ns`: reset, and return the knob's
+    /// starting value (`low`). The first decision is due one interval later.
+    pub fn begin(&mut self, start_ns: u64, size_bytes: u64) -> f64 {
+        *self = DeadlineController::new(self.params.clone());
+        self.start_ns = start_ns;
+        self.size_bytes = size_bytes;
+        self.last_tick_ns = start_ns;
+        self.next_tick_ns = start_ns.saturating_add(self.params.interval_ns);
+        self.params.knob.low
+    }
+
+    /// The transfer has ended: no more decisions until the next `begin`.
+    pub fn end(&mut self) {
+        self.next_tick_ns = u64::MAX;
+    }
+
+    /// The absolute deadline of the current transfer.
+    pub fn deadline_ns(&self) -> u64 {
+        self.start_ns.saturating_add(self.params.within_ns)
+    }
+
+    /// The planned finish: `margin x within` before the deadline.
+    pub fn plan_ns(&self) -> u64 {
+        let reserve = (self.params.margin * self.params.within_ns as f64).round() as u64;
+        self.deadline_ns().saturating_sub(reserve)
+    }
+
+    /// The knob's current value (the range's ends exactly, not through `exp(ln x)`).
+    pub fn knob(&self) -> f64 {
+        let k = &self.params.knob;
+        if self.ln_knob >= k.high.ln() {
+            k.high
+        } else if self.ln_knob <= k.low.ln() {
+            k.low
+        } else {
+            self.ln_knob.exp()
+        }
+    }
+
+    pub fn escalated(&self) -> bool {
+        self.escalated
+    }
+
+    /// Decide at `now_ns` with `bytes_acked` of the transfer acknowledged; schedules the
+    /// next decision (`next_tick_ns`).
+    pub fn tick(&mut self, now_ns: u64, bytes_acked: u64) -> Decision {
+        let p = &self.params;
+        let (ln_low, ln_high) = (p.knob.low.ln(), p.knob.high.ln());
+        let dt_s = (now_ns - self.last_tick_ns) as f64 * 1e-9;
+        let r = if dt_s > 0.0 {
+            8.0 * bytes_acked.saturating_sub(self.last_acked) as f64 / dt_s
+        } else {
+            0.0
+        };
+        let rate = match self.rate_bps {
+            None => r,
+            Some(prev) => 0.5 * (prev + r),
+        };
+        self.rate_bps = Some(rate);
+        self.last_tick_ns = now_ns;
+        self.last_acked = bytes_acked;
+        self.next_tick_ns = now_ns.saturating_add(p.interval_ns);
+
+        let bytes_left = self.size_bytes.saturating_sub(bytes_acked);
+        let plan = self.plan_ns();
+        let plan_left_s = (plan as f64 - now_ns as f64) * 1e-9;
+        let was_escalated = self.escalated;
+        let rate_required_bps;
+        if now_ns >= plan {
+            // Behind the plan's end: compete as hard as the knob allows (step 4).
+            rate_required_bps = f64::INFINITY;
+            self.ln_knob = ln_high;
+            if p.escalate && bytes_left > 0 {
+                self.escalated = true;
+            }
+        } else {
+            rate_required_bps = 8.0 * bytes_left as f64 / plan_left_s;
+            let error = (rate_required_bps.max(MIN_RATE_BPS) / rate.max(MIN_RATE_BPS)).ln();
+            self.ln_knob = (self.ln_knob + p.gain * error).clamp(ln_low, ln_high);
+            let short = self.ln_knob >= ln_high && rate < rate_required_bps;
+            self.short_ticks = if short { self.short_ticks + 1 } else { 0 };
+            if p.escalate && self.short_ticks >= SHORT_TICKS_TO_ESCALATE {
+                self.escalated = true;
+            }
+        }
+        Decision {
+            time_ns: now_ns,
+            bytes_left,
+            plan_left_s,
+            rate_required_bps,
+            rate_achieved_bps: rate,
+            knob: self.knob(),
+            escalated: self.escalated,
+            escalate_now: self.escalated && !was_escalated,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(escalate: bool) -> DeadlineParams {
+        DeadlineParams {
+            within_ns: 100_000_000_000,
+            knob: Knob {
+                name: "g".into(),
+                low: 0.1,
+                high: 120.0,
+                unit: KnobUnit::Number,
+            },
+            interval_ns: 1_000_000_000,
+            gain: 1.0,
+            margin: 0.1,
+            escalate,
+            retune: true,
+        }
+    }
+
+    const S: u64 = 1_000_000_000;
+
+    /// A trace worked by hand from the law in the module documentation: 90 MB to send
+    /// in 100 s (plan: 90 s, so 8 Mbit/s is needed at the start).
+    #[test]
+    fn decisions_on_a_hand_worked_trace() {
+        let mut c = DeadlineController::new(params(false));
+        assert_eq!(c.begin(10 * S, 90_000_000), 0.1);
+        assert_eq!(c.plan_ns(), 100 * S);
+        assert_eq!(c.next_tick_ns, 11 * S);
+        // t = 11 s: 0.5 MB acked -> r = 4 Mbit/s; left 89.5 MB over 89 s:
+        // r_req = 8 * 89.5e6 / 89 = 8.0449 Mbit/s; ln G = ln 0.1 + ln(8.0449 / 4)
+        // -> G = 0.1 * 2.01124 = 0.201124.
+        let d = c.tick(11 * S, 500_000);
+        assert!((d.rate_achieved_bps - 4e6).abs() < 1e-6);
+        assert!((d.rate_required_bps - 8.0 * 89.5e6 / 89.0).abs() < 1e-3);
+        assert!((d.knob - 0.1 * (8.0 * 89.5e6 / 89.0) / 4e6).abs() < 1e-9);
+        assert_eq!(d.bytes_left, 89_500_000);
+        // t = 12 s: 1.5 MB more -> r = 12 Mbit/s, r̂ = (4 + 12) / 2 = 8 Mbit/s;
+        // left 88 MB over 88 s -> r_req = 8 Mbit/s exactly: the knob rests.
+        let before = d.knob;
+        let d = c.tick(12 * S, 2_000_000);
+        assert!((d.rate_achieved_bps - 8e6).abs() < 1e-6);
+        assert!((d.rate_required_bps - 8e6).abs() < 1e-6);
+        assert!((d.knob - before).abs() < 1e-12);
+        // t = 13 s: 2 MB more -> r = 16, r̂ = 12 Mbit/s; left 86 MB over 87 s ->
+        // r_req = 7.908 Mbit/s: ahead of plan, G falls by 12 / 7.908.
+        let d = c.tick(13 * S, 4_000_000);
+        let req = 8.0 * 86e6 / 87.0;
+        assert!((d.knob - before * req / 12e6).abs() < 1e-12);
+        // Clamped at low: a long stretch far ahead keeps G at 0.1, not below.
+        let d = c.tick(14 * S, 20_000_000);
+        assert!((d.knob - 0.1).abs() < 1e-12);
+        // Past the plan's end with bytes left: G jumps to high.
+        let d = c.tick(100 * S, 30_000_000);
+        assert_eq!(d.knob, 120.0);
+        assert!(d.rate_required_bps.is_infinite());
+        assert!(!d.escalated);
+    }
+
+    #[test]
+    fn escalates_after_two_short_intervals_at_high() {
+        let mut c = DeadlineController::new(params(true));
+        c.begin(0, 90_000_000);
+        // Nothing acked: r̂ = 0 -> the log error is ln(r_req / 1 bit/s) ~ 15.9, G to 120.
+        let d = c.tick(S, 0);
+        assert_eq!(d.knob, 120.0);
+        assert!(!d.escalated, "one short interval is not enough");
+        let d = c.tick(2 * S, 100_000);
+        assert!(d.escalated && d.escalate_now);
+        let d = c.tick(3 * S, 10_000_000);
+        assert!(
+            d.escalated && !d.escalate_now,
+            "escalation is for the transfer"
+        );
+        // A new transfer starts afresh.
+        assert_eq!(c.begin(10 * S, 1_000), 0.1);
+        assert!(!c.escalated());
+    }
+
+    #[test]
+    fn duration_knob_is_written_in_nanoseconds() {
+        let k = Knob {
+            name: "target".into(),
+            low: 1e6,
+            high: 1e8,
+            unit: KnobUnit::Duration,
+        };
+        assert_eq!(k.param(2.5e6), ParamValue::Str("2.5ms".into()));
+        assert_eq!(k.param(1e8), ParamValue::Str("100ms".into()));
+        assert_eq!(
+            Knob::parse_value(&ParamValue::Str("25ms".into())),
+            Some((25e6, KnobUnit::Duration))
+        );
+    }
+}
