@@ -299,3 +299,64 @@ fn fq_codel_overflow_drops_half_the_fattest_flow() {
     assert_eq!(bench.dropped, f1[..4].to_vec());
     assert_eq!(bench.q.len_packets(), 7);
 }
+
+/// ns-2.35's `queue/codel.cc` (`variant = "ns2"`), worked by hand on the same trace:
+/// dropping may start at `now >= first_above_time` (105 ms, not 106), `count` grows after
+/// a drop when the next packet still says drop, and `interval/√count` is exact:
+/// drop_next = 105 + 100 = 205, + 100/√2 = 275.71, + 100/√3 = 333.45, + 50 = 383.45,
+/// + 100/√5 = 428.17, + 100/√6 = 468.99, + 100/√7 = 506.79 → drops at 105, 205, 276,
+/// 334, 384, 429, 469, 507 ms.
+#[test]
+fn codel_ns2_drop_times() {
+    let mut b = Bench::with("codel", &[("variant", s("ns2"))], link_10mbps());
+    let t = drop_times(&mut b, 1000, Ecn::NotEct, 520);
+    assert_eq!(t, vec![105, 205, 276, 334, 384, 429, 469, 507]);
+}
+
+/// ns-2's re-entry and re-arm: the first episode ends at count 6 with drop_next =
+/// 468.99 ms. Reloaded at 600 ms, the sojourn reaches target at 605 ms, 136 ms after
+/// drop_next with count 6 > 1, so `first_above_time = 605 + 100/√6 = 645.82` (not
+/// 705); the drop at 646 re-enters with count 6 − 2 = 4 (177 ms < 8 intervals), next
+/// drops at 646 + 100/√4 = 696 and then count 5: 696 + 44.72 = 740.72 → 741.
+/// Reloaded at 2100 ms (1.6 s > 8 intervals later), everything starts afresh: drops at
+/// 2205 (first_above 2105 + 100) and 2305 (count 1).
+#[test]
+fn codel_ns2_reentry_and_rearm() {
+    for (reload_ms, expect) in [(600u64, vec![46u64, 96, 141]), (2100, vec![105, 205])] {
+        let mut b = Bench::with("codel", &[("variant", s("ns2"))], link_10mbps());
+        let t = drop_times(&mut b, 1000, Ecn::NotEct, 430);
+        assert_eq!(t, vec![105, 205, 276, 334, 384, 429]);
+        b.advance(431 * MS);
+        while b.deq().is_some() {}
+        let vars = match &b.q {
+            ccsim_core::qdisc::Qdisc::Codel(c) => *c.vars(),
+            _ => unreachable!(),
+        };
+        assert_eq!((vars.count, vars.dropping), (6, false));
+        b.advance(reload_ms * MS);
+        for _ in 0..1000 {
+            b.enq(1500, 0, Ecn::NotEct, 0);
+        }
+        let mut times = Vec::new();
+        for ms in reload_ms + 1..=reload_ms + 220 {
+            b.advance(ms * MS);
+            let before = b.dropped.len();
+            b.deq();
+            if b.dropped.len() > before {
+                times.push(ms - reload_ms);
+            }
+        }
+        assert_eq!(
+            &times[..expect.len()],
+            &expect[..],
+            "reload at {reload_ms} ms"
+        );
+    }
+}
+
+#[test]
+fn codel_variant_is_checked() {
+    let e = build_err("codel", &[("variant", s("bsd"))]);
+    assert!(e.to_string().contains("variant"), "{e}");
+    assert!(e.to_string().contains("\"linux\" or \"ns2\""), "{e}");
+}

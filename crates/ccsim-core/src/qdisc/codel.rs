@@ -32,6 +32,23 @@
 //! - An already-CE packet is not marked again by `ce_threshold` (Linux counts it twice).
 //! - `limit` may also be given in bytes or BDPs (resolved like DropTail's); Linux only
 //!   has packets.
+//!
+//! `variant = "ns2"`: ns-2.35's `queue/codel.cc` (K. Nichols, 2011-2012), the CoDel that
+//! ns-2 studies of 2012-2014 ran (paper 002 among them). Where it differs from Linux:
+//! - Re-entry: on entering the dropping state, `count = count - 2` if `count > 2` and the
+//!   last `drop_next` is less than 8 intervals ago (above 126 then
+//!   `count = floor(0.9844 (count + 2))`), else 1; Linux keeps `count - lastcount`
+//!   within 16 intervals.
+//! - Re-arm: when the sojourn first goes above target less than 8 intervals after the
+//!   last `drop_next` with `count > 1`, `first_above_time = now + interval/√count`
+//!   instead of `now + interval`; and dropping is allowed from `now >= first_above_time`
+//!   (Linux: `>`).
+//! - In the dropping state `count` grows after a drop only if the next packet still
+//!   says drop (Linux counts every drop first).
+//! - `interval/√count` is computed exactly (double precision in ns-2).
+//! - ns-2 compares the backlog with the largest packet seen (from 256 B); ccsim keeps
+//!   `mtu`, the same for full-size packets. ns-2's CoDel has no ECN; with `ecn = true`
+//!   ccsim marks where it would drop.
 
 use std::collections::VecDeque;
 
@@ -52,6 +69,8 @@ pub struct CodelParams {
     pub ce_threshold_ns: Option<u64>,
     /// Use exact `1/sqrt(count)` instead of Linux's Newton iteration.
     pub exact_sqrt: bool,
+    /// ns-2.35's `codel.cc` rules instead of Linux's (module documentation).
+    pub ns2: bool,
 }
 
 /// CoDel's per-queue state (Linux `struct codel_vars`).
@@ -89,7 +108,7 @@ impl CodelVars {
 
     /// `t + interval/√count` (Linux `codel_control_law`, or exact).
     fn control_law(&self, t: u64, params: &CodelParams) -> u64 {
-        if params.exact_sqrt {
+        if params.exact_sqrt || params.ns2 {
             let c = self.count.max(1) as f64;
             t + (params.interval_ns as f64 / c.sqrt()).round() as u64
         } else {
@@ -127,9 +146,17 @@ fn should_drop<Q: CodelQueue>(
     }
     match vars.first_above_time {
         None => {
-            vars.first_above_time = Some(now + params.interval_ns);
+            let since_last = now as i128 - vars.drop_next as i128;
+            vars.first_above_time = Some(
+                if params.ns2 && since_last < 8 * params.interval_ns as i128 && vars.count > 1 {
+                    vars.control_law(now, params)
+                } else {
+                    now + params.interval_ns
+                },
+            );
             false
         }
+        Some(t) if params.ns2 => now >= t,
         Some(t) => now > t,
     }
 }
@@ -148,6 +175,9 @@ pub(crate) fn codel_dequeue<Q: CodelQueue>(
     }
     let now = ctx.now_ns;
     let drop = should_drop(skb, q, params, vars, ctx);
+    if params.ns2 {
+        return ns2_dequeue(q, skb, drop, params, vars, ctx);
+    }
     'end: {
         if vars.dropping {
             if !drop {
@@ -200,6 +230,59 @@ pub(crate) fn codel_dequeue<Q: CodelQueue>(
     skb
 }
 
+/// ns-2.35 `CoDelQueue::deque()` after the first `dodeque()` (`skb`, `drop`).
+fn ns2_dequeue<Q: CodelQueue>(
+    q: &mut Q,
+    mut skb: Option<PacketId>,
+    drop: bool,
+    params: &CodelParams,
+    vars: &mut CodelVars,
+    ctx: &mut QdiscCtx<'_>,
+) -> Option<PacketId> {
+    let now = ctx.now_ns;
+    if vars.dropping {
+        if !drop {
+            vars.dropping = false;
+        }
+        while now >= vars.drop_next && vars.dropping {
+            let id = skb.expect("dropping state holds a packet");
+            if params.ecn && ctx.mark_ce(id) {
+                vars.count = vars.count.wrapping_add(1);
+                vars.drop_next = vars.control_law(vars.drop_next, params);
+                break;
+            }
+            ctx.drop_packet(id);
+            skb = q.pop(ctx);
+            if !should_drop(skb, q, params, vars, ctx) {
+                vars.dropping = false;
+            } else {
+                vars.count = vars.count.wrapping_add(1);
+                vars.drop_next = vars.control_law(vars.drop_next, params);
+            }
+        }
+    } else if drop {
+        let id = skb.expect("drop decision was made on a packet");
+        if !(params.ecn && ctx.mark_ce(id)) {
+            ctx.drop_packet(id);
+            skb = q.pop(ctx);
+            should_drop(skb, q, params, vars, ctx);
+        }
+        vars.dropping = true;
+        let since_last = now as i128 - vars.drop_next as i128;
+        if vars.count > 2 && since_last < 8 * params.interval_ns as i128 {
+            vars.count -= 2;
+            if vars.count > 126 {
+                // `count_` is an int in ns-2: the product is truncated.
+                vars.count = (0.9844 * f64::from(vars.count + 2)) as u32;
+            }
+        } else {
+            vars.count = 1;
+        }
+        vars.drop_next = vars.control_law(now, params);
+    }
+    skb
+}
+
 /// Parse the CoDel parameters common to CoDel and FQ-CoDel.
 pub(crate) fn parse_codel_params<'a>(
     p: &mut Params<'a>,
@@ -229,6 +312,7 @@ pub(crate) fn parse_codel_params<'a>(
         ecn,
         ce_threshold_ns: ce.map(|d| d.ns),
         exact_sqrt,
+        ns2: false,
     })
 }
 
@@ -282,6 +366,7 @@ pub(crate) const CODEL_KEYS: &[&str] = &[
     "mtu",
     "exact_sqrt",
     "limit",
+    "variant",
 ];
 
 impl Codel {
@@ -297,7 +382,12 @@ impl Codel {
 
     pub fn from_spec(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Self, ScenarioError> {
         let mut p = Params::new(spec, path);
-        let params = parse_codel_params(&mut p, link, false)?;
+        let mut params = parse_codel_params(&mut p, link, false)?;
+        params.ns2 = p.parsed("variant", false, |s| match s.trim() {
+            "linux" => Ok(false),
+            "ns2" => Ok(true),
+            _ => Err(format!("expected \"linux\" or \"ns2\", got {s:?}")),
+        })?;
         let limit = p.parsed("limit", QueueLimit::Packets(1000), QueueLimit::parse)?;
         p.finish(CODEL_KEYS)?;
         Ok(Codel::new(params, resolve_limit(limit, link)))
