@@ -32,6 +32,10 @@ A reference curve whose ``args`` name a column other than x and series (paper 00
 measured per run) is the model evaluated at each row, its ``statistic`` per point,
 drawn dashed through the points.
 - ``bars``: the statistic of y per category x, grouped by series.
+- ``xy``: one result column against another (a trade-off: deadlines met against the share
+  left to others), one line per value of ``series``: a point per value of the column
+  ``by`` (the statistic of x and of y over the rows there), joined in ``by``'s order and
+  labelled with its value (``by_label``, a format, ``"{} s"``).
 
 ``curves_only = true`` (``lines``) draws the panel's reference curves alone over ``xlim``,
 one colour each, without the runs: a function the paper draws by itself (paper 001's
@@ -58,7 +62,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-PLOT_TYPES = ("lines", "timeseries", "cdf", "bars")
+PLOT_TYPES = ("lines", "timeseries", "cdf", "bars", "xy")
 PLOT_KEYS = (
     "type",
     "sweep",
@@ -87,6 +91,8 @@ PLOT_KEYS = (
     "refs",
     "curves_only",
     "combine",
+    "by",
+    "by_label",
 )
 REF_KEYS = ("x", "y", "label")
 ERRORBARS = (True, False, "std", "minmax")
@@ -146,7 +152,10 @@ def check_plot(
         # the per-run table's own columns are known only once it exists; axes still are
     elif kind == "timeseries":
         raise ValueError("table: a time series is drawn from a per-run table (flow_series, ...)")
-    needed = ["x"] + (["y"] if kind in ("lines", "timeseries", "bars") else [])
+    needed = ["x"] + (["y"] if kind in ("lines", "timeseries", "bars", "xy") else [])
+    needed += ["by"] if kind == "xy" else []
+    if ("by" in spec or "by_label" in spec) and kind != "xy":
+        raise ValueError("by, by_label: on xy plots")
     for key in needed:
         if not isinstance(spec.get(key), str):
             raise ValueError(f"{key}: missing (a column name)")
@@ -160,7 +169,7 @@ def check_plot(
     ):
         raise ValueError('combine: "mean" or "sum", on timeseries plots')
     if "table" not in spec and not spec.get("curves_only"):
-        for key in ("x", "y", "series"):
+        for key in ("x", "y", "series", "by"):
             if key in spec and spec[key] not in columns:
                 raise ValueError(f"{key}: {spec[key]!r} is not a result column or axis")
     for key in ("where",):
@@ -518,7 +527,45 @@ def _draw_bars(ax: Axes, panel: Panel) -> None:
     ax.set_xticks(np.arange(len(categories)), [str(c) for c in categories])
 
 
-_DRAW = {"lines": _draw_lines, "timeseries": _draw_timeseries, "cdf": _draw_cdf, "bars": _draw_bars}
+def _draw_xy(ax: Axes, panel: Panel) -> None:
+    spec = panel.spec
+    data = _select(panel.rows, spec.get("where", {}))
+    stat = _STATISTICS[spec.get("statistic", "mean")]
+    n = len(data[spec["by"]])
+    series = data[spec["series"]] if "series" in spec else [None] * n
+    points: dict[Any, dict[Any, tuple[list[float], list[float]]]] = defaultdict(dict)
+    for i in range(n):
+        x, y = data[spec["x"]][i], data[spec["y"]][i]
+        if x is None or y is None or not (np.isfinite(float(x)) and np.isfinite(float(y))):
+            continue
+        xs, ys = points[series[i]].setdefault(data[spec["by"]][i], ([], []))
+        xs.append(float(x))
+        ys.append(float(y))
+    fmt = spec.get("by_label", "{}")
+    for i, line in enumerate(_order(points)):
+        by = _order(points[line])
+        px = [stat(np.array(points[line][b][0])) for b in by]
+        py = [stat(np.array(points[line][b][1])) for b in by]
+        label = _series_label(spec, line) or spec["y"]
+        ax.plot(px, py, "o-", color=f"C{i}", ms=4, label=label)
+        for b, x, y in zip(by, px, py, strict=True):
+            ax.annotate(
+                fmt.format(b),
+                (x, y),
+                textcoords="offset points",
+                xytext=(4, 3),
+                fontsize="xx-small",
+                color=f"C{i}",
+            )
+
+
+_DRAW = {
+    "lines": _draw_lines,
+    "timeseries": _draw_timeseries,
+    "cdf": _draw_cdf,
+    "bars": _draw_bars,
+    "xy": _draw_xy,
+}
 
 
 def _draw_panel(ax: Axes, panel: Panel) -> None:

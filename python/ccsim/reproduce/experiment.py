@@ -85,14 +85,19 @@ CHECK_KEYS = (
     "reason",
     "reasons",
     "bound",
+    "when",
 )
 #: A result ccsim reports where the paper quotes no number: a check without the paper's
 #: side (no value, model or tolerance), shown without a verdict.
 RESULT_KEYS = ("quantity", "row_label", "unit", "note", "sweep", "metric", "where", "per")
-RESULT_KEYS += ("statistic", "across")
+RESULT_KEYS += ("statistic", "across", "when")
 CHECK_SOURCE_KEYS = ("section", "figure", "quote")
 REASON_KEYS = ("where", "reason")
 ACROSS_KEYS = ("axis", "statistic")
+#: ``when = { metric = "feasible", min = 1 }``: judge (or report) only the runs whose
+#: value of that metric lies in [min, max] (either bound optional); a group of ``per``
+#: left without runs is left out.
+WHEN_KEYS = ("metric", "min", "max")
 #: ``[sweeps.<name>] from = "000:fig3"``: the sweep of another experiment, run once into
 #: that experiment's directory and read by both (``"000:fig3:<name>"`` for a named one).
 SHARED_SWEEP_KEYS = ("from",)
@@ -152,6 +157,8 @@ class Check:
     values: tuple[tuple[dict[str, Any], float], ...] = ()
     across: tuple[str, str] | None = None
     bound: str | None = None
+    #: (metric, min, max): only the runs whose value of the metric lies in [min, max]
+    when: tuple[str, float | None, float | None] | None = None
 
     @property
     def judged(self) -> bool:
@@ -209,7 +216,10 @@ class Experiment:
 
     def parsed_metrics(self) -> dict[str, Metric]:
         """The derived metrics, parsed (validated when the file was loaded)."""
-        return {n: parse_metric(e, SUMMARY_KEYS | self.axes) for n, e in self.metrics.items()}
+        parsed: dict[str, Metric] = {}
+        for n, e in self.metrics.items():  # a metric may name the metrics before it
+            parsed[n] = parse_metric(e, SUMMARY_KEYS | self.axes | set(parsed))
+        return parsed
 
     def sweep_document(self, name: str, quick: bool) -> dict[str, Any]:
         """The sweep ``name`` as a self-contained sweep document (base inlined), with the
@@ -238,7 +248,12 @@ class Experiment:
                 where = f"{self.path}: sweep {name!r}: axis {key}.labels"
                 if not isinstance(values, list) or not isinstance(labels, list):
                     raise ExperimentError(f"{where}: labels go with a list of values")
-                if len(labels) != len(values) or len(set(map(str, labels))) != len(labels):
+                # a value may repeat (a zipped axis), with its label: equal values, equal
+                # labels; different values, different labels
+                pairs = {(_stored(v), str(lab)) for v, lab in zip(values, labels, strict=False)}
+                if len(labels) != len(values) or not (
+                    len(pairs) == len({v for v, _ in pairs}) == len({lab for _, lab in pairs})
+                ):
                     raise ExperimentError(f"{where}: one distinct label per value")
                 if not all(isinstance(x, str) and x for x in labels):
                     raise ExperimentError(f"{where}: labels are non-empty strings")
@@ -484,10 +499,16 @@ def _metrics(w: _Where, raw: Any, axes: frozenset[str], kept: set[str]) -> dict[
     table = w.table(raw, "metrics", tuple(raw) if isinstance(raw, Mapping) else ())
     metrics = {}
     for name, expression in table.items():
-        if not _METRIC.match(name) or "[" in name or name in RESERVED_COLUMNS or name in axes:
+        if (
+            not _METRIC.match(name)
+            or "[" in name
+            or name in RESERVED_COLUMNS
+            or name in axes
+            or name in SUMMARY_KEYS
+        ):
             raise w.error(f"metrics.{name}", "a metric's name is a new column name (a-z, 0-9, _)")
         try:
-            parsed = parse_metric(expression, SUMMARY_KEYS | axes)
+            parsed = parse_metric(expression, SUMMARY_KEYS | axes | set(metrics))
         except MetricError as exc:
             raise w.error(f"metrics.{name}", str(exc)) from exc
         tree = parsed.of if isinstance(parsed, Baseline) else parsed
@@ -672,7 +693,7 @@ def _check(
             values.append((point, w.number(entry.get("value"), f"{key}.values[{j}].value")))
     elif "value" in c:
         w.number(c["value"], f"{key}.value")
-        if per:
+        if per and c.get("bound") is None:  # a bound may hold in every group of per
             raise w.error(f"{key}.per", "a quoted value is one number: select it with where")
     statistic = c.get("statistic", "mean")
     if statistic not in STATISTICS:
@@ -698,6 +719,17 @@ def _check(
         r = w.table(r, f"{key}.reasons[{j}]", REASON_KEYS)
         sel = _selection(w, f"{key}.reasons[{j}].where", r.get("where", {}), axes, quick_too=False)
         reasons.append((sel, w.text(r, "reason", f"{key}.reasons[{j}]")))
+    when = None
+    if "when" in c:
+        wt = w.table(c["when"], f"{key}.when", WHEN_KEYS)
+        wm = w.text(wt, "metric", f"{key}.when")
+        if wm not in metrics:
+            raise w.error(f"{key}.when.metric", f"{wm!r} is not a [metrics] name")
+        low = w.number(wt["min"], f"{key}.when.min") if "min" in wt else None
+        high = w.number(wt["max"], f"{key}.when.max") if "max" in wt else None
+        if low is None and high is None:
+            raise w.error(f"{key}.when", "give min, max or both")
+        when = (wm, low, high)
     bound = c.get("bound")
     if bound not in (None, "upper", "lower"):
         raise w.error(f"{key}.bound", 'expected "upper" or "lower" (the number is a bound)')
@@ -728,6 +760,7 @@ def _check(
         values=tuple(values),
         across=across,
         bound=bound,
+        when=when,
     )
 
 

@@ -11,9 +11,11 @@ experiment file names such metrics once::
 and uses the name wherever a result column goes (a plot's ``y``, a check's ``metric``).
 An expression is Python syntax restricted to numbers, ``+ - * /``, parentheses, unary
 minus, ``min(...)``, ``max(...)``, ``abs(...)``, ``sqrt(...)``, ``log(...)`` (natural; a
-non-positive argument leaves the run without a value), and paths into the run's ``summary.json``
-(``utilisation``, ``bottleneck.drop_probability``, ``groups[1].share``,
-``flows[0].goodput_mbps``) or the run's axis columns (``rtt_ms``). A path that does not
+non-positive argument leaves the run without a value), ``coalesce(a, b, ...)`` (the first
+argument that has a value in the run: ``coalesce(flows[0].fct_s, duration_s)``), and paths
+into the run's ``summary.json`` (``utilisation``, ``bottleneck.drop_probability``,
+``groups[1].share``, ``flows[0].goodput_mbps``), the run's axis columns (``rtt_ms``) or the
+metrics named before this one in ``[metrics]``. A path that does not
 exist in a run (a flow index past the end, a ``null``) makes that run's value missing;
 division by zero too. Nothing is executed: the expression is parsed once and walked.
 
@@ -41,7 +43,8 @@ baseline = { beta_ecn = 0.5 }, compare = "gain_pct" }``, divides (``ratio``; ``g
 is 100 (ratio - 1), ``reduction_pct`` 100 (1 - ratio): "the FCT reduction") or subtracts
 (``difference``) the mean of ``of`` over the ok runs at
 the baseline's axis values that share every other axis value with the run ("the gain in
-bytes departed over beta_ecn = 0.5").
+bytes departed over beta_ecn = 0.5"); ``compare = "baseline"`` is that mean itself (each
+run carries its case's baseline value: "did fixed G = 120 meet this deadline?").
 """
 
 from __future__ import annotations
@@ -114,7 +117,9 @@ CROSSINGS: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
 }
 #: The scope key under which a run's tables travel (not a summary key: no path reaches it).
 TABLES = "tables"
-COMPARES = ("gain_pct", "ratio", "difference", "reduction_pct")
+COMPARES = ("gain_pct", "ratio", "difference", "reduction_pct", "baseline")
+#: ``coalesce(a, b, ...)``: the first argument with a value (checked and evaluated apart).
+COALESCE = "coalesce"
 BASELINE_KEYS = ("of", "baseline", "compare")
 _OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: lambda a, b: a + b,
@@ -192,8 +197,9 @@ def _check(node: ast.AST, names: set[str] | frozenset[str]) -> None:
             raise MetricError("only unary minus")
         _check(node.operand, names)
     elif isinstance(node, ast.Call):
-        if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS:
-            raise MetricError(f"functions: {', '.join(_FUNCTIONS)}")
+        known = (*_FUNCTIONS, COALESCE)
+        if not isinstance(node.func, ast.Name) or node.func.id not in known:
+            raise MetricError(f"functions: {', '.join(known)}")
         if node.keywords or not node.args:
             raise MetricError(f"{node.func.id}(...) takes positional arguments")
         if node.func.id in ("sqrt", "log") and len(node.args) != 1:
@@ -236,11 +242,25 @@ def _eval(node: ast.AST, scope: Mapping[str, Any]) -> float:
         assert isinstance(node.func, ast.Name)
         if _table_call(node):
             return _table_statistic(node, scope)
+        if node.func.id == COALESCE:
+            return _coalesce(node.args, scope)
         return float(_FUNCTIONS[node.func.id](*(_eval(a, scope) for a in node.args)))
     value = _path(node, scope)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _Missing
     return float(value)
+
+
+def _coalesce(args: Sequence[ast.expr], scope: Mapping[str, Any]) -> float:
+    """The first argument that has a (finite) value in this run."""
+    for arg in args:
+        try:
+            value = _eval(arg, scope)
+        except (_Missing, ZeroDivisionError):
+            continue
+        if math.isfinite(value):
+            return value
+    raise _Missing
 
 
 def _table_statistic(node: ast.Call, scope: Mapping[str, Any]) -> float:
@@ -374,6 +394,9 @@ def add_metrics(
             values = _relative(metric, rows, scopes, axis_values)
         else:
             values = [evaluate(metric, scope) if scope else None for scope in scopes]
+        for scope, value in zip(scopes, values, strict=True):
+            if scope and value is not None:  # later metrics may name this one
+                scope[name] = value
         rows = rows.append_column(pa.field(name, pa.float64()), pa.array(values, pa.float64()))
     return rows
 
@@ -451,7 +474,9 @@ def _relative(
             out.append(None)
             continue
         b = float(np.mean(base))
-        if metric.compare == "difference":
+        if metric.compare == "baseline":
+            out.append(b)
+        elif metric.compare == "difference":
             out.append(value - b)
         elif b == 0:
             out.append(None)

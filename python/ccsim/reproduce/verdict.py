@@ -145,8 +145,11 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
     }
     groups: dict[tuple[Any, ...], dict[Any, list[float]]] = {}
     modelled: dict[tuple[Any, ...], list[float]] = {}
+    when = _metric_values(ok, check.when[0]) if check.when else []
     for i, value in enumerate(metric):
         if not all(_same(columns[k][i], v) for k, v in check.where.items()):
+            continue
+        if check.when and not _holds(check.when, when[i]):
             continue
         key = tuple(columns[p][i] for p in check.per)
         point = columns[across[0]][i] if across else None
@@ -172,9 +175,11 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
             if key is not None
         ]
     else:
-        if not check.per and not groups:
+        if not check.per and not groups and not check.when:
             groups[()] = {}
         rows = [(key, None) for key in sorted(groups)]
+    if check.when:  # only the groups with runs that meet the condition
+        rows = [(key, quoted) for key, quoted in rows if key in groups]
     verdicts = []
     for key, quoted in rows:
         point = dict(zip(check.per, key, strict=True))
@@ -215,6 +220,15 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
             )
         )
     return verdicts
+
+
+def _holds(when: tuple[str, float | None, float | None], value: float | None) -> bool:
+    """The run's value of the ``when`` metric lies in [min, max] (no value: it does not)."""
+    if value is None or not math.isfinite(value):
+        return False
+    _, low, high = when
+    slack = 1e-9
+    return (low is None or value >= low - slack) and (high is None or value <= high + slack)
 
 
 def quantity_of(check: Check, point: Mapping[str, Any]) -> str:
