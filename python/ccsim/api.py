@@ -14,7 +14,7 @@ from ccsim import _core
 from ccsim._core import ScenarioError
 from ccsim.progress import progress_bar
 from ccsim.results import RunResult
-from ccsim.sweep_spec import SweepError, apply_overrides
+from ccsim.sweep_spec import InputTooLarge, SweepError, apply_overrides, read_input
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -70,7 +70,8 @@ def load_scenario(scenario: Scenario, overrides: Mapping[str, Any] | None = None
     everything else as TOML). A mapping is sent as JSON. ``overrides`` set values by key
     path (``{"flows[0].cc.g": 6}``), as a sweep's ``[set]``. Raises ``OSError`` /
     ``UnicodeDecodeError`` if the file cannot be read, :class:`ccsim.ScenarioError` if
-    the text does not parse or an override's key path does not fit the scenario.
+    it is over 16 MB (or does not end, like ``/dev/zero``), if the text does not parse
+    or if an override's key path does not fit the scenario.
     """
     source = _load_scenario(scenario)
     if not overrides:
@@ -96,7 +97,11 @@ def _load_scenario(scenario: Scenario) -> ScenarioSource:
     if isinstance(scenario, (str, os.PathLike)):
         path = Path(scenario)
         fmt = "json" if path.suffix.lower() == ".json" else "toml"
-        return ScenarioSource(path.read_text(encoding="utf-8"), fmt, str(path))
+        try:
+            text = read_input(path, "scenario file")
+        except InputTooLarge as exc:  # a file over 16 MB, or /dev/zero
+            raise ScenarioError(str(exc)) from None
+        return ScenarioSource(text, fmt, str(path))
     raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
 
 

@@ -30,11 +30,12 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ccsim import _core, output
 
@@ -73,6 +74,14 @@ _RESERVED = """run status repetition seed utilisation jain_index sojourn_mean_ms
     measure_end_s error scenario summary ccsim_version worker started_at finished_at wall_s"""
 RESERVED_COLUMNS = frozenset(_RESERVED.split())
 
+#: The largest scenario or sweep file read: a larger one (or a device or pipe that does not
+#: end, like /dev/zero) is refused in one line before it fills the memory.
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+#: The most runs a sweep may have: the product of its axes' lengths times its repetitions,
+#: counted before any run is built (runs are built one at a time, when asked for, but the
+#: store lists the pending ones and a run takes about 1 KB).
+MAX_RUNS = 1_000_000
+
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _SEGMENT = re.compile(rf"({_NAME})((?:\[\d+\])*)")
 _INDEX = re.compile(r"\[(\d+)\]")
@@ -82,6 +91,31 @@ class SweepError(ValueError):
     """A sweep that cannot be run (bad file, unknown key path, empty axis, ...).
 
     Raised before anything is written; the CLI shows it as one line and exits with 2."""
+
+
+class InputTooLarge(ValueError):
+    """A scenario or sweep file over :data:`MAX_INPUT_BYTES` (or one that does not end)."""
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def read_input(path: Path, what: str) -> str:
+    """The text of a scenario or sweep file (``what`` names it in messages), reading at
+    most :data:`MAX_INPUT_BYTES` + 1 bytes: raises :class:`InputTooLarge` for a larger
+    file (by its size, unread) or a device or pipe with more (``/dev/zero``), ``OSError``
+    or ``UnicodeDecodeError`` for a file that cannot be read."""
+    limit = f"at most {MAX_INPUT_BYTES // (1024 * 1024)} MB"
+    with open(path, "rb") as f:
+        info = os.fstat(f.fileno())
+        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_INPUT_BYTES:
+            raise InputTooLarge(f"{path}: {what} of {_mb(info.st_size)}; {limit}")
+        data = f.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        why = "" if stat.S_ISREG(info.st_mode) else " (a device or pipe that may not end)"
+        raise InputTooLarge(f"{path}: {what} has more than {limit[8:]}{why}; {limit}")
+    return data.decode("utf-8")
 
 
 # --------------------------------------------------------------------------- key paths
@@ -246,6 +280,12 @@ def _number(value: Any, where: str, what: str) -> float:
     return float(value)
 
 
+def _check_axis_length(n: int, where: str) -> None:
+    """An axis longer than the whole sweep may be is refused before its values are made."""
+    if n > MAX_RUNS:
+        raise SweepError(f"{where}: {n:,} values; at most {MAX_RUNS:,} (runs in a sweep)")
+
+
 def _range_values(spec: Mapping[str, Any], where: str) -> list[Any]:
     start = _number(spec["from"], where, "from")
     stop = _number(spec.get("to"), where, "to")
@@ -255,6 +295,7 @@ def _range_values(spec: Mapping[str, Any], where: str) -> list[Any]:
         count = spec["count"]
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise SweepError(f"{where}.count: expected an integer >= 1, got {count!r}")
+        _check_axis_length(count, where)
         if count == 1:
             values = [start]
         else:
@@ -264,6 +305,7 @@ def _range_values(spec: Mapping[str, Any], where: str) -> list[Any]:
         if step == 0 or (stop - start) * step < 0:
             raise SweepError(f"{where}.step: {step:g} never gets from {start:g} to {stop:g}")
         n = math.floor((stop - start) / step + 1e-9) + 1
+        _check_axis_length(n, where)
         values = [start + k * step for k in range(n)]
     # 0.30000000000000004 -> 0.3; integers stay integers when all bounds are integers
     whole = (
@@ -394,16 +436,18 @@ class RunSpec:
 
 @dataclass
 class Sweep:
-    """A parsed and expanded sweep."""
+    """A parsed sweep; ``runs`` builds its runs when they are asked for."""
 
     label: str
     base: dict[str, Any]
     dimensions: list[Dimension]
     repetitions: int
     series: tuple[str, ...]
-    runs: list[RunSpec]
+    runs: Sequence[RunSpec]
     plot: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
+    #: Where the base scenario came from, for messages: its file, or "SWEEP [base]".
+    base_label: str = "<base>"
 
     @property
     def axes(self) -> list[Axis]:
@@ -424,7 +468,9 @@ class Sweep:
 
 def _read_toml(path: Path, what: str) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input(path, what)
+    except InputTooLarge as exc:
+        raise SweepError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise SweepError(f"{path}: cannot read {what}: {reason}") from exc
@@ -452,7 +498,8 @@ def load_document(source: SweepSource) -> tuple[dict[str, Any], Path, str]:
     raise SweepError(f"a sweep is a path, TOML text or a dict, not {type(source).__name__}")
 
 
-def _load_base(doc: Mapping[str, Any], root: Path) -> dict[str, Any]:
+def _load_base(doc: Mapping[str, Any], root: Path, label: str) -> tuple[dict[str, Any], str]:
+    """The base scenario and where it came from (its file, or ``"SWEEP [base]"``)."""
     if "base" not in doc:
         raise SweepError('base: missing (an inline [base] table or base = "scenario.toml")')
     base = doc["base"]
@@ -460,10 +507,10 @@ def _load_base(doc: Mapping[str, Any], root: Path) -> dict[str, Any]:
         path = Path(base)
         if not path.is_absolute():
             path = root / path
-        return _read_toml(path, "base scenario")
+        return _read_toml(path, "base scenario"), str(path)
     if not isinstance(base, Mapping):
         raise SweepError("base: expected a table or the path of a scenario file")
-    return json.loads(json.dumps(base, default=str))
+    return json.loads(json.dumps(base, default=str)), f"{label} [base]"
 
 
 def _series(doc: Mapping[str, Any]) -> tuple[str, ...]:
@@ -497,24 +544,76 @@ def _seed_of(scenario: Mapping[str, Any]) -> int:
     return seed
 
 
+def _combination(
+    base: dict[str, Any], dims: Sequence[Dimension], combo: Sequence[int]
+) -> tuple[dict[str, Any], tuple[Any, ...], int]:
+    """The scenario, axis values and seed of one combination of the dimensions' values."""
+    scenario = base
+    values: list[Any] = []
+    for dim, k in zip(dims, combo, strict=True):
+        for axis in dim.axes:
+            scenario = set_path(scenario, axis.path, axis.scenario_values[k])
+            values.append(axis.values[k])
+    return scenario, tuple(values), _seed_of(scenario)
+
+
 def expand(base: dict[str, Any], dims: Sequence[Dimension], repetitions: int) -> Iterator[RunSpec]:
     """Every run: the product of the dimensions (first varies slowest), then repetitions
     innermost, numbered from 0."""
-    axes = [a for d in dims for a in d.axes]
     run = 0
     for combo in itertools.product(*(range(len(d)) for d in dims)):
-        scenario = base
-        values: list[Any] = []
-        for dim, k in zip(dims, combo, strict=True):
-            for axis in dim.axes:
-                scenario = set_path(scenario, axis.path, axis.scenario_values[k])
-                values.append(axis.values[k])
-        assert len(values) == len(axes)
-        seed0 = _seed_of(scenario)
+        scenario, values, seed0 = _combination(base, dims, combo)
         for rep in range(repetitions):
             seed = derive_seed(seed0, rep)
-            yield RunSpec(run, tuple(values), rep, seed, {**scenario, "seed": seed})
+            yield RunSpec(run, values, rep, seed, {**scenario, "seed": seed})
             run += 1
+
+
+class Runs(Sequence[RunSpec]):
+    """The runs of a sweep in order (as :func:`expand` yields them), each built when it is
+    asked for, by index or in turn: the run list of a large sweep is counted, not held."""
+
+    def __init__(self, base: dict[str, Any], dims: Sequence[Dimension], repetitions: int):
+        self._base = base
+        self._dims = tuple(dims)
+        self._repetitions = repetitions
+        self._len = math.prod(len(d) for d in self._dims) * repetitions
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[RunSpec]:
+        return expand(self._base, self._dims, self._repetitions)
+
+    @overload
+    def __getitem__(self, index: int) -> RunSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[RunSpec]: ...
+
+    def __getitem__(self, index: int | slice) -> RunSpec | list[RunSpec]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._len))]
+        run = index + self._len if index < 0 else index
+        if not 0 <= run < self._len:
+            raise IndexError(f"run {index} of a sweep of {self._len} runs")
+        rest, rep = divmod(run, self._repetitions)
+        combo = []
+        for dim in reversed(self._dims):
+            rest, k = divmod(rest, len(dim))
+            combo.append(k)
+        scenario, values, seed0 = _combination(self._base, self._dims, combo[::-1])
+        seed = derive_seed(seed0, rep)
+        return RunSpec(run, values, rep, seed, {**scenario, "seed": seed})
+
+    def check(self) -> None:
+        """Build every value of every dimension once, the others at their first value:
+        what :func:`expand` would refuse (a key path the base cannot take, a bad seed) is
+        refused now, not when the run is reached."""
+        first = [0] * len(self._dims)
+        for i, dim in enumerate(self._dims):
+            for k in range(len(dim)):
+                _combination(self._base, self._dims, [*first[:i], k, *first[i + 1 :]])
 
 
 def load_sweep(source: SweepSource) -> Sweep:
@@ -525,7 +624,8 @@ def load_sweep(source: SweepSource) -> Sweep:
         raise SweepError(
             f"{unknown[0]}: unknown key in the sweep (expected one of: {', '.join(SWEEP_KEYS)})"
         )
-    base = _load_base(doc, root)
+    base, base_label = _load_base(doc, root, label)
+    raw_base = base
     overrides = doc.get("set", {})
     if not isinstance(overrides, Mapping):
         raise SweepError('set: expected a table of "key.path" = value')
@@ -534,9 +634,16 @@ def load_sweep(source: SweepSource) -> Sweep:
     if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
         raise SweepError(f"repetitions: expected an integer >= 1, got {repetitions!r}")
     dims = _dimensions(doc)
-    runs = list(expand(base, dims, repetitions))
-    sweep = Sweep(label, base, dims, repetitions, _series(doc), runs, _plot(doc), doc)
-    check_key_paths(sweep)
+    total = math.prod(len(d) for d in dims) * repetitions
+    if total > MAX_RUNS:
+        raise SweepError(
+            f"{label}: a grid of {total:,} runs; at most {MAX_RUNS:,} (split it into "
+            "several sweeps, or use fewer values or repetitions)"
+        )
+    runs = Runs(base, dims, repetitions)
+    runs.check()
+    sweep = Sweep(label, base, dims, repetitions, _series(doc), runs, _plot(doc), doc, base_label)
+    check_key_paths(sweep, raw_base=raw_base)
     return sweep
 
 
@@ -567,29 +674,52 @@ def _key_error(message: str, axes: Sequence[Axis]) -> str | None:
     return None
 
 
-def check_key_paths(sweep: Sweep, limit: int = 20000) -> None:
-    """Refuse a sweep whose axes or ``[set]`` address a key the schema does not have.
+def _scenario_error(scenario: Mapping[str, Any]) -> str | None:
+    """The core's error for a scenario, None if it is valid."""
+    try:
+        _core.parse_check(json.dumps(scenario, separators=(",", ":"), default=str), "json")
+    except _core.ScenarioError as exc:
+        return str(exc)
+    return None
+
+
+def check_key_paths(
+    sweep: Sweep, limit: int = 20000, raw_base: Mapping[str, Any] | None = None
+) -> None:
+    """Refuse a sweep whose axes or ``[set]`` address a key the schema does not have, or
+    whose base scenario is invalid on its own.
 
     The core validates run scenarios in order (repetitions skipped: only the seed differs)
     until one is valid. If one is, every key path exists. If none is and the core called
     an axis key path unknown (an unknown key, an unknown algorithm parameter, or a step
-    into a value that is not a table) for one of them, that is bad input. Any other
-    invalid run is a *failed run*, recorded in the results.
+    into a value that is not a table) for one of them, that is bad input. So is a base
+    scenario (with ``[set]``) that is invalid with the very error every run has: no axis
+    value changes it (``duration = "2"``, an empty base file). Any other invalid run is a
+    *failed run*, recorded in the results. ``raw_base`` is the base before ``[set]``, to
+    say which of the two the error is in.
     """
     axes = list(sweep.axes)
     if sweep.document.get("set"):
         axes += [Axis(key, KeyPath.parse(key), (None,), (None,)) for key in sweep.document["set"]]
     first_bad: str | None = None
-    for spec in sweep.runs[:: sweep.repetitions][:limit]:
+    errors: set[str] = set()
+    for index in range(0, min(len(sweep.runs), limit * sweep.repetitions), sweep.repetitions):
+        spec = sweep.runs[index]
         try:
             _core.parse_check(spec.scenario_json, "json")
             return
         except _core.ScenarioError as exc:
+            errors.add(str(exc))
             path = _key_error(str(exc), axes)
             if first_bad is None and path is not None:
                 first_bad = f"no such key path {path}: {exc}"
     if first_bad is not None:
         raise SweepError(first_bad)
+    if len(errors) == 1 and _scenario_error(sweep.base) in errors:
+        (error,) = errors
+        if raw_base is None or raw_base is sweep.base or _scenario_error(raw_base) == error:
+            raise SweepError(f"{sweep.base_label}: base scenario: {error}")
+        raise SweepError(f"{sweep.label}: base scenario with [set]: {error}")
 
 
 # --------------------------------------------------------------------------- estimates

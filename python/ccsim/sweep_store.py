@@ -380,7 +380,8 @@ class SweepStore:
         self.flush_s = flush_s
         self.flush_bytes = flush_bytes
         self._lock_fd: int | None = None
-        self._by_run = {spec.run: spec for spec in sweep.runs}
+        #: The runs handed out by :meth:`pending` (the rest are built again if needed).
+        self._specs: dict[int, RunSpec] = {}
         self._buffer: list[Outcome] = []
         self._buffer_bytes = 0
         self._oldest: float | None = None  # time.monotonic() of the oldest buffered run
@@ -580,7 +581,7 @@ class SweepStore:
     def done(self) -> set[int]:
         """Runs with a result row (finished, successfully or not)."""
         runs = set(self._read_rows(["run"]).column("run").to_pylist())
-        return {r for r in runs if r in self._by_run}
+        return {r for r in runs if self._is_run(r)}
 
     def failed(self) -> set[int]:
         """Runs whose stored row has ``status = "failed"``."""
@@ -594,7 +595,17 @@ class SweepStore:
         if retry_failed:
             self._drop_failed_rows()
         done = self.done()
-        return [spec for spec in self.sweep.runs if spec.run not in done]
+        runs = self.sweep.runs
+        pending = [runs[i] for i in range(len(runs)) if i not in done]
+        self._specs = {spec.run: spec for spec in pending}
+        return pending
+
+    def _is_run(self, run: Any) -> bool:
+        return isinstance(run, int) and 0 <= run < len(self.sweep.runs)
+
+    def _spec(self, run: int) -> RunSpec:
+        spec = self._specs.get(run)
+        return spec if spec is not None else self.sweep.runs[run]
 
     def _drop_failed_rows(self) -> None:
         for path in self._row_parts():
@@ -615,7 +626,7 @@ class SweepStore:
         """Buffer a finished run; hand the batch to the writer if it is full (by runs or
         bytes). If the writer is still busy with the previous batch, wait for it: at most
         one batch is being written while the next one fills."""
-        if outcome.run not in self._by_run:
+        if not self._is_run(outcome.run):
             raise ValueError(f"run {outcome.run} is not a run of this sweep")
         if self._oldest is None:
             self._oldest = time.monotonic()
@@ -690,7 +701,7 @@ class SweepStore:
             if parts:
                 directory = self.out / SERIES_DIR / table
                 files.append((directory / name, _parquet_bytes(concat_core_tables(parts))))
-        rows = [self.rows.row(self._by_run[o.run], o) for o in batch]
+        rows = [self.rows.row(self._spec(o.run), o) for o in batch]
         table = pa.Table.from_pylist(rows, schema=self.rows.schema)
         files.append((self.out / RUNS_DIR / name, _parquet_bytes(table)))
         _commit(files)
