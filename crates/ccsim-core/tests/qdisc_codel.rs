@@ -303,9 +303,9 @@ fn fq_codel_overflow_drops_half_the_fattest_flow() {
 /// ns-2.35's `queue/codel.cc` (`variant = "ns2"`), worked by hand on the same trace:
 /// dropping may start at `now >= first_above_time` (105 ms, not 106), `count` grows after
 /// a drop when the next packet still says drop, and `interval/√count` is exact:
-/// drop_next = 105 + 100 = 205, + 100/√2 = 275.71, + 100/√3 = 333.45, + 50 = 383.45,
-/// + 100/√5 = 428.17, + 100/√6 = 468.99, + 100/√7 = 506.79 → drops at 105, 205, 276,
-/// 334, 384, 429, 469, 507 ms.
+/// drop_next = 105 + 100 = 205, then adding 100/√2, 100/√3, 50, 100/√5, 100/√6 and
+/// 100/√7: 275.71, 333.45, 383.45, 428.17, 468.99, 506.79 → drops at 105, 205, 276, 334,
+/// 384, 429, 469, 507 ms.
 #[test]
 fn codel_ns2_drop_times() {
     let mut b = Bench::with("codel", &[("variant", s("ns2"))], link_10mbps());

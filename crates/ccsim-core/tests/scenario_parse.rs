@@ -453,6 +453,7 @@ fn every_field_explicit() {
         changes: vec![],
         ppv: None,
         deadline: None,
+        direction: Direction::Forward,
     };
     assert_eq!(f, &expected);
     assert_eq!(s.flows[1].drawn[0].rtt, SimDuration { ns: 250_000 });
@@ -474,6 +475,7 @@ fn every_field_explicit() {
         stop: Some(secs(2)),
         access_rate: Some(DataRate { bps: 100_000_000 }),
         ppv: None,
+        direction: Direction::Forward,
     };
     assert_eq!(s.udp, vec![expected]);
 }

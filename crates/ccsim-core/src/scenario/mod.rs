@@ -125,6 +125,21 @@ pub struct Bottleneck {
     /// Rate steps, in time order.
     pub rate_changes: Vec<RateChange>,
     pub shaper: Option<ShaperSpec>,
+    /// Queue discipline of the reverse direction (default: an ample DropTail that never
+    /// drops, for ACKs); limits in BDPs resolve at `reverse_rate`.
+    pub reverse_queue: Option<AlgoSpec>,
+    /// A token bucket in front of the reverse queue (a cable downstream; no DOCSIS MAC).
+    pub reverse_shaper: Option<ShaperSpec>,
+}
+
+/// Which way a group's data crosses the bottleneck.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Direction {
+    /// Left to right, through `bottleneck.queue` (the default).
+    #[default]
+    Forward,
+    /// Right to left, through `bottleneck.reverse_queue` (downloads); ACKs go forward.
+    Reverse,
 }
 
 /// A scheduled change of congestion-control parameters (`[[flows.changes]]`).
@@ -241,6 +256,8 @@ pub struct TcpFlowGroup {
     pub ppv: Option<PpvSpec>,
     /// A soft deadline on each transfer, met by the DA-LBE controller.
     pub deadline: Option<DeadlineSpec>,
+    /// Which way the data goes (default forward; ACKs go the other way).
+    pub direction: Direction,
 }
 
 /// One TCP flow's values, fixed or drawn from the group's distributions.
@@ -296,6 +313,8 @@ pub struct UdpGroup {
     pub access_rate: Option<DataRate>,
     /// Packet-value marking of the group's packets.
     pub ppv: Option<PpvSpec>,
+    /// Which way the packets go (default forward).
+    pub direction: Direction,
 }
 
 /// When the bottleneck discipline's control state is recorded (`qdisc_state` table).
@@ -727,37 +746,14 @@ fn resolve_bottleneck(
         });
     }
     rate_changes.sort_by_key(|c| c.at);
-    let shaper = match b.shaper {
-        None => None,
-        Some(Table(sh)) => {
-            if let Some(peak) = &sh.peak {
-                if peak.value < sh.sustained.value {
-                    return Err(error(
-                        "bottleneck.shaper.peak",
-                        format!(
-                            "must be at least the sustained rate ({}), got {}",
-                            sh.sustained.text, peak.text
-                        ),
-                    ));
-                }
-            }
-            if sh.burst.value.bytes == 0 {
-                return Err(error(
-                    "bottleneck.shaper.burst",
-                    format!(
-                        "expected a positive size like \"10MB\", got {}",
-                        sh.burst.text
-                    ),
-                ));
-            }
-            Some(ShaperSpec {
-                sustained: sh.sustained.value,
-                peak: sh.peak.map(|g| g.value),
-                burst: sh.burst.value,
-                docsis: sh.docsis.is_some_and(|g| g.value.0),
-            })
-        }
-    };
+    let shaper = b
+        .shaper
+        .map(|Table(sh)| resolve_shaper(sh, "bottleneck.shaper", true))
+        .transpose()?;
+    let reverse_shaper = b
+        .reverse_shaper
+        .map(|Table(sh)| resolve_shaper(sh, "bottleneck.reverse_shaper", false))
+        .transpose()?;
     Ok(Bottleneck {
         rate: b.rate.value,
         delay: b.delay.map_or(SimDuration::default(), |g| g.value),
@@ -767,6 +763,49 @@ fn resolve_bottleneck(
         access_rate: b.access_rate.map(|g| g.value),
         rate_changes,
         shaper,
+        reverse_queue: b.reverse_queue.map(|RawAlgo(a)| a),
+        reverse_shaper,
+    })
+}
+
+/// A token bucket's settings; `docsis_ok`: the DOCSIS MAC may be asked for (upstream only).
+fn resolve_shaper(
+    sh: raw::RawShaper,
+    path: &str,
+    docsis_ok: bool,
+) -> Result<ShaperSpec, ScenarioError> {
+    if let Some(peak) = &sh.peak {
+        if peak.value < sh.sustained.value {
+            return Err(error(
+                join(path, "peak"),
+                format!(
+                    "must be at least the sustained rate ({}), got {}",
+                    sh.sustained.text, peak.text
+                ),
+            ));
+        }
+    }
+    if sh.burst.value.bytes == 0 {
+        return Err(error(
+            join(path, "burst"),
+            format!(
+                "expected a positive size like \"10MB\", got {}",
+                sh.burst.text
+            ),
+        ));
+    }
+    let docsis = sh.docsis.is_some_and(|g| g.value.0);
+    if docsis && !docsis_ok {
+        return Err(error(
+            join(path, "docsis"),
+            "the DOCSIS request-grant MAC is an upstream mechanism; the downstream is a plain token bucket",
+        ));
+    }
+    Ok(ShaperSpec {
+        sustained: sh.sustained.value,
+        peak: sh.peak.map(|g| g.value),
+        burst: sh.burst.value,
+        docsis,
     })
 }
 
@@ -1059,7 +1098,7 @@ fn resolve_deadline(
         gain,
         margin,
         escalate: c.escalate.map(|RawAlgo(a)| a),
-        retune: c.retune.map_or(true, |g| g.value.0),
+        retune: c.retune.is_none_or(|g| g.value.0),
     }))
 }
 
@@ -1245,6 +1284,7 @@ fn resolve_flow(
             .map(|p| resolve_ppv(p, &join(&prefix, "ppv")))
             .transpose()?,
         deadline: resolve_deadline(f.deadline, f.deadline_control, f.size.is_some(), &prefix)?,
+        direction: f.direction.map_or(Direction::Forward, |g| g.value),
     };
     Ok((group, start))
 }
@@ -1304,6 +1344,7 @@ fn resolve_udp(
         drawn,
         stop: u.stop.map(|g| g.value),
         access_rate: u.access_rate.map(|g| g.value),
+        direction: u.direction.map_or(Direction::Forward, |g| g.value),
         ppv: u
             .ppv
             .map(|p| resolve_ppv(p, &join(&prefix, "ppv")))

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::dist::RawDist;
 use super::lit::{mismatch, Given, Leaf, Lit};
 use super::units::{ByteSize, DataRate, SimDuration};
-use super::{AlgoSpec, ParamValue, QdiscStateMode, UdpPattern};
+use super::{AlgoSpec, Direction, ParamValue, QdiscStateMode, UdpPattern};
 
 /// An integer in `MIN..=MAX`. A `MAX` of `u32::MAX` or `u64::MAX` is reported as
 /// unbounded (`an integer >= 1`) unless the value actually exceeds it.
@@ -72,6 +72,19 @@ impl Leaf for UdpPattern {
         match lit {
             Lit::S(s) if s.trim().eq_ignore_ascii_case("cbr") => Ok(UdpPattern::Cbr),
             Lit::S(s) if s.trim().eq_ignore_ascii_case("poisson") => Ok(UdpPattern::Poisson),
+            _ => Err(mismatch(&Self::expected(), lit)),
+        }
+    }
+}
+
+impl Leaf for Direction {
+    fn expected() -> Cow<'static, str> {
+        Cow::Borrowed("\"forward\" or \"reverse\"")
+    }
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        match lit {
+            Lit::S(s) if s.trim().eq_ignore_ascii_case("forward") => Ok(Direction::Forward),
+            Lit::S(s) if s.trim().eq_ignore_ascii_case("reverse") => Ok(Direction::Reverse),
             _ => Err(mismatch(&Self::expected(), lit)),
         }
     }
@@ -464,6 +477,8 @@ pub(super) struct RawBottleneck {
     pub access_rate: Option<Given<DataRate>>,
     pub rate_changes: Option<Groups<Table<RawRateChange>>>,
     pub shaper: Option<Table<RawShaper>>,
+    pub reverse_queue: Option<RawAlgo>,
+    pub reverse_shaper: Option<Table<RawShaper>>,
 }
 
 /// `{ at = "10s", rate = "5Mbps" }` in `bottleneck.rate_changes`.
@@ -510,6 +525,7 @@ pub(super) struct RawFlow {
     pub name: Option<Given<Label>>,
     pub deadline: Option<Given<SimDuration>>,
     pub deadline_control: Option<Table<RawDeadlineControl>>,
+    pub direction: Option<Given<Direction>>,
 }
 
 /// `deadline_control = { knob = "g", low = 0.1, high = 120, interval = "1s", gain = 0.5,
@@ -588,4 +604,5 @@ pub(super) struct RawUdp {
     pub access_rate: Option<Given<DataRate>>,
     pub ppv: Option<RawPpv>,
     pub name: Option<Given<Label>>,
+    pub direction: Option<Given<Direction>>,
 }

@@ -14,7 +14,7 @@ use crate::ppv::marker::{Marker, MarkerParams};
 use crate::ppv::tvf::Tvf;
 use crate::qdisc::{self, shaper, LinkInfo, QueueDisc};
 use crate::scenario::{
-    AlgoSpec, ParamValue, PpvScope, QdiscStateMode, Scenario, ScenarioError, TvfSpec,
+    AlgoSpec, Direction, ParamValue, PpvScope, QdiscStateMode, Scenario, ScenarioError, TvfSpec,
 };
 use crate::stats::{QueueSnapshot, QueueStats};
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
@@ -253,18 +253,21 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         name: "bottleneck-reverse".into(),
         rate_bps: b.reverse_rate.map_or(rate, |r| r.bps),
         delay_ns: one_way_b,
-        queue: ample.clone(),
-        queue_path: "bottleneck.reverse".into(),
+        queue: b.reverse_queue.clone().unwrap_or_else(|| ample.clone()),
+        queue_path: "bottleneck.reverse_queue".into(),
         stats_hist: false,
     });
 
-    // Hosts: one sender and one receiver per flow, each on its own access link.
-    let mut endpoints: Vec<(u32, u32)> = Vec::new(); // (sender node, receiver node)
+    // Hosts: one sender and one receiver per flow, each on its own access link. A
+    // reverse-direction flow's sender sits on the right, its receiver on the left.
+    // (sender node, receiver node, reverse)
+    let mut endpoints: Vec<(u32, u32, bool)> = Vec::new();
     let mut add_hosts = |topo: &mut Topology,
                          plans: &mut Vec<LinkPlan>,
                          label: String,
                          rtt_ns: u64,
                          access_bps: u64,
+                         reverse: bool,
                          path: String|
      -> Result<(), ScenarioError> {
         let access_delay = (rtt_ns / 2).checked_sub(one_way_b).ok_or_else(|| {
@@ -279,11 +282,16 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         })?;
         let s = topo.add_node(format!("{label}-sender"));
         let r = topo.add_node(format!("{label}-receiver"));
+        let (near, far) = if reverse {
+            (right, left)
+        } else {
+            (left, right)
+        };
         for (from, to, delay, nm) in [
-            (s, left, access_delay, "access-up"),
-            (right, r, 0, "access-down"),
-            (r, right, 0, "access-ack-up"),
-            (left, s, access_delay, "access-ack-down"),
+            (s, near, access_delay, "access-up"),
+            (far, r, 0, "access-down"),
+            (r, far, 0, "access-ack-up"),
+            (near, s, access_delay, "access-ack-down"),
         ] {
             topo.add_link(from, to);
             plans.push(LinkPlan {
@@ -295,7 +303,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 stats_hist: false,
             });
         }
-        endpoints.push((s, r));
+        endpoints.push((s, r, reverse));
         Ok(())
     };
     let default_access = b
@@ -309,6 +317,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 format!("tcp{}.{}", gi, k),
                 g.drawn[k as usize].rtt.ns,
                 g.access_rate.map_or(default_access, |r| r.bps),
+                g.direction == Direction::Reverse,
                 format!("flows[{gi}].rtt"),
             )?;
         }
@@ -344,6 +353,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 format!("udp{}.{}", gi, k),
                 g.drawn[k as usize].rtt.ns,
                 access_bps,
+                g.direction == Direction::Reverse,
                 format!("udp[{gi}].rtt"),
             )?;
         }
@@ -360,6 +370,17 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             mtu_bytes,
         };
         let mut qd = qdisc::build(&p.queue, &p.queue_path, info)?;
+        if i as u32 == bottleneck + 1 {
+            if let Some(sh) = &sc.bottleneck.reverse_shaper {
+                qd = qdisc::build_shaped(
+                    qd,
+                    sh.sustained.bps,
+                    sh.peak.map(|r| r.bps),
+                    sh.burst.bytes,
+                )
+                .map_err(|m| ScenarioError::new("bottleneck.reverse_shaper", m))?;
+            }
+        }
         if i as u32 == bottleneck {
             if let Some(sh) = &sc.bottleneck.shaper {
                 let peak = sh.peak.map(|r| r.bps);
@@ -424,10 +445,15 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     // (up, down, ack-up, ack-down), so its routes are known without a search, which keeps
     // the build linear in the number of flows (a graph search per flow was quadratic).
     let mut flow_path_rtts = Vec::with_capacity(endpoints.len());
-    for (i, &(s, r)) in endpoints.iter().enumerate() {
+    for (i, &(s, r, reverse)) in endpoints.iter().enumerate() {
         let base = 2 + 4 * i as u32;
-        let fwd = vec![base, bottleneck, base + 1];
-        let rev = vec![base + 2, bottleneck + 1, base + 3];
+        let (there, back) = if reverse {
+            (bottleneck + 1, bottleneck)
+        } else {
+            (bottleneck, bottleneck + 1)
+        };
+        let fwd = vec![base, there, base + 1];
+        let rev = vec![base + 2, back, base + 3];
         if i < 2 {
             debug_assert_eq!(topo.route(s, r).as_deref(), Some(&fwd[..]));
             debug_assert_eq!(topo.route(r, s).as_deref(), Some(&rev[..]));
