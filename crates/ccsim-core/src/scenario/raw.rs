@@ -474,11 +474,11 @@ pub(super) struct RawBottleneck {
     pub queue: Option<RawAlgo>,
     pub bdp_rtt: Option<Given<SimDuration>>,
     pub reverse_rate: Option<Given<DataRate>>,
+    pub reverse_queue: Option<RawAlgo>,
+    pub reverse_shaper: Option<Table<RawShaper>>,
     pub access_rate: Option<Given<DataRate>>,
     pub rate_changes: Option<Groups<Table<RawRateChange>>>,
     pub shaper: Option<Table<RawShaper>>,
-    pub reverse_queue: Option<RawAlgo>,
-    pub reverse_shaper: Option<Table<RawShaper>>,
 }
 
 /// `{ at = "10s", rate = "5Mbps" }` in `bottleneck.rate_changes`.
