@@ -11,15 +11,51 @@ runs and runs into Arrow tables, Parquet files, plots and a command-line interfa
 >>> ccsim.ppv.ideal_shares({"gold": 5, "silver": 5}, "100Mbps")  # doctest: +SKIP
 """
 
-from ccsim import ppv
-from ccsim._core import ScenarioError
-from ccsim._core import version as _core_version
-from ccsim.api import run, validate
-from ccsim.results import RunResult
-from ccsim.sweep_exec import SweepReport, sweep
-from ccsim.sweep_spec import SweepError
+from __future__ import annotations
 
-__version__: str = _core_version()
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported when first used (below): see __getattr__
+    from ccsim import ppv
+    from ccsim._core import ScenarioError
+    from ccsim.api import run, validate
+    from ccsim.results import RunResult
+    from ccsim.sweep_exec import SweepReport, sweep
+    from ccsim.sweep_spec import SweepError
+
+    __version__: str
+
+#: Where each public name lives. They are imported when first used, so that ``import
+#: ccsim`` (and the ``ccsim`` command's ``from ccsim.cli import main``) does not import
+#: numpy, pyarrow and rich before ``ccsim.cli.main`` is there to turn Ctrl-C into one line.
+_LAZY = {
+    "ScenarioError": "ccsim._core",
+    "run": "ccsim.api",
+    "validate": "ccsim.api",
+    "RunResult": "ccsim.results",
+    "SweepReport": "ccsim.sweep_exec",
+    "sweep": "ccsim.sweep_exec",
+    "SweepError": "ccsim.sweep_spec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value: Any = importlib.import_module("ccsim._core").version()
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name == "ppv":
+        value = importlib.import_module("ccsim.ppv")
+    else:
+        raise AttributeError(f"module 'ccsim' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "RunResult",

@@ -8,6 +8,10 @@ finished with failed runs (their number is in the last line and in ``sweep.json`
 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM. Both signals stop a run or a sweep within
 about 0.1 s (runs in flight are abandoned), write a sweep's finished runs, remove staging
 directories and print one line.
+
+This module imports only the standard library when it loads: numpy, pyarrow and rich
+(most of a command's first second) are imported inside :func:`main`, whose handlers turn
+Ctrl-C during those imports into one line and 130 like at any later moment.
 """
 
 from __future__ import annotations
@@ -18,16 +22,11 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ccsim import ScenarioError, SweepError, __version__, api, bench, compare, sweep_exec
-from ccsim.api import ScenarioSource
-from ccsim.output import OutputDirError, check_output_dir, output_path
-from ccsim.report import print_report, report_console
-from ccsim.results import PlotError, idle_warning
-from ccsim.sweep_spec import estimate_run_s, load_sweep, parse_override
+if TYPE_CHECKING:
+    from ccsim.api import ScenarioSource
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_RUNS_FAILED = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # 128 + the signal number, as shells report
@@ -60,6 +59,8 @@ def _one_line(message: str) -> str:
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """``--set KEY=VALUE`` options as ``{"key.path": value}``, in order."""
+    from ccsim.sweep_spec import parse_override
+
     return dict(parse_override(text) for text in getattr(args, "set", None) or [])
 
 
@@ -74,6 +75,8 @@ def _formats(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _load(path: str, overrides: dict[str, Any] | None = None) -> ScenarioSource:
+    from ccsim import api
+
     try:
         return api.load_scenario(Path(path), overrides)
     except (OSError, UnicodeDecodeError) as exc:
@@ -89,6 +92,11 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> int:
     """Validate, check the output path, simulate, write atomically, plot, report."""
+    from ccsim import api
+    from ccsim.output import OutputDirError, check_output_dir
+    from ccsim.report import print_report, report_console
+    from ccsim.results import PlotError, idle_warning
+
     formats = _formats(args)
     api.check(source)
     try:
@@ -113,6 +121,8 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
 
 
 def _output(text: str) -> Path:
+    from ccsim.output import OutputDirError, output_path
+
     try:
         return output_path(text)
     except OutputDirError as exc:
@@ -124,6 +134,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from importlib import resources
+
+    from ccsim.api import ScenarioSource
+
     text = resources.files("ccsim").joinpath("scenarios", "demo.toml").read_text("utf-8")
     out = _output(args.output)
     status = _run_to_dir(ScenarioSource(text, "toml", "demo.toml"), out, args)
@@ -139,6 +153,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from ccsim import api
+
     api.check(_load(args.scenario, _overrides(args)))
     print(f"ok: {args.scenario}")
     return EXIT_OK
@@ -170,6 +186,9 @@ def _duration(seconds: float) -> str:
 
 def cmd_sweep_dry_run(args: argparse.Namespace) -> int:
     """List the runs of a sweep (validated as for a real sweep) and a time estimate."""
+    from ccsim import sweep_exec
+    from ccsim.sweep_spec import estimate_run_s, load_sweep
+
     sweep = load_sweep(args.sweep)
     axes = [a.name for a in sweep.axes]
     print("\t".join(["run", *axes, "repetition", "seed", "estimate"]))
@@ -197,6 +216,9 @@ def cmd_sweep_dry_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Exit status: 0 when every run succeeded, 3 when some failed, 1 when only the plot
     failed."""
+    from ccsim import sweep_exec
+    from ccsim.report import report_console
+
     if args.dry_run:
         return cmd_sweep_dry_run(args)
     if not args.output:
@@ -256,6 +278,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from ccsim import bench
+    from ccsim.report import report_console
+
     console = report_console()
     results = bench.run_all(console, quick=args.quick)
     sweep_results = bench.run_sweep_bench(console, quick=args.quick)
@@ -267,6 +292,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``ccsim compare ns3``: the validation matrix in ccsim and ns-3 (bench/RESULTS.md)."""
+    from ccsim import compare
+
     try:
         compare.run_args(args, "ccsim compare ns3")
     except compare.Ns3Unavailable as exc:
@@ -275,6 +302,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ccsim import __version__, compare
+
     parser = argparse.ArgumentParser(
         prog="ccsim",
         description="Packet-level network simulator for congestion-control and AQM research.",
@@ -465,12 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
-    except (ScenarioError, SweepError, BadInput) as exc:
-        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _dispatch(argv)
     except KeyboardInterrupt as exc:
         print(f"error: {_interrupt_word(exc)}", file=sys.stderr)
         return _interrupt_status(exc)
@@ -479,6 +504,20 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_FAILED
     except BrokenPipeError:
         return EXIT_FAILED
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
+    # The first imports of numpy, pyarrow and rich happen from here on, under _main()'s
+    # handlers: Ctrl-C during them is one line and 130, not a traceback.
+    from ccsim._core import ScenarioError
+    from ccsim.sweep_spec import SweepError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ScenarioError, SweepError, BadInput) as exc:
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":
