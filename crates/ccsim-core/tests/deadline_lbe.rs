@@ -278,3 +278,31 @@ rtt = "50ms"
         );
     }
 }
+
+#[test]
+fn an_easy_deadline_at_a_long_rtt_does_not_escalate_on_a_dip() {
+    // 000:dalbe's case: one CUBIC competitor, RTT 200 ms, 30 MB in 480 s (0.5 Mbit/s of
+    // 10). With escalation judged on two intervals of the short average, CUBIC's
+    // sawtooth dips escalated the transfer for good at 26-42 s and it finished at about
+    // 100 s, taking more than fixed G = 120. Judged on the trend it stays deferential.
+    let text = r#"
+duration = "600s"
+measure = { start = "0s" }
+[bottleneck]
+rate = "10Mbps"
+queue = { kind = "droptail", limit = "1bdp" }
+[[flows]]
+rtt = "200ms"
+size = "30MB"
+cc = { kind = "cdg", coexistence = false, exact_factor = true }
+deadline = "480s"
+deadline_control = { escalate = "cubic" }
+[[flows]]
+cc = "cubic"
+rtt = "200ms"
+"#;
+    let out = run(text);
+    let o = outcome(&out);
+    assert_eq!(o.outcome, "met");
+    assert!(o.fct_s > 300.0, "finished at {} s of a 432 s plan", o.fct_s);
+}

@@ -27,11 +27,17 @@
 //!    gain 1 moved ln G by 0.19 per interval against 0.08 at 0.5, for the same outcome). At `r̂ = r_req` the knob rests: the transfer runs at the planned rate;
 //!    ahead of plan (`r̂ > r_req`) it lowers the knob and gives capacity back.
 //! 4. `now >= t_plan` (late in the plan) sets the knob to `high` at once.
-//! 5. Escalation (optional, `escalate = "cubic"`): when the knob has been at `high` for
-//!    two intervals in a row with `r̂ < r_req`, or `t_plan` has passed with bytes left,
-//!    the flow switches to the given congestion control for the rest of the transfer
-//!    (Linux `tcp_reinit_congestion_control`: cwnd and ssthresh are kept, the new
-//!    algorithm's `init` runs). It does not switch back.
+//! 5. Escalation (optional, `escalate = "cubic"`) judges the trend, not one interval:
+//!    `r̄`, the achieved rate averaged with weight `Δ/τ` per interval over `τ = max(4 s,
+//!    20 SRTT)`. When the knob is at `high` and `r̄ < r_req` for three intervals in a
+//!    row (a projected miss even at the most aggressive setting), or `t_plan` has passed
+//!    with bytes left, the flow switches to the given congestion control (Linux
+//!    `tcp_reinit_congestion_control`: cwnd and ssthresh are kept, the new algorithm's
+//!    `init` runs). It switches back, knob at `high`, when `r̄ > 1.5 r_req` for three
+//!    intervals before `t_plan` (well ahead of plan again). An earlier rule (two
+//!    intervals of the short average at `high`) escalated on CUBIC's transient dips at
+//!    200 ms RTTs and never returned: 000:dalbe found the transfer then finishing at
+//!    100 s of a 480 s deadline, taking more than fixed G = 120 would.
 //!
 //! The knob starts at `low` (pure LBE) when the transfer starts. A deadline is soft:
 //! the transfer always runs to completion, and the `transfers` table reports it met,
@@ -117,17 +123,27 @@ pub struct Decision {
     pub rate_achieved_bps: f64,
     /// The knob's new value (in its unit; nanoseconds for a duration).
     pub knob: f64,
-    /// The flow has switched to the escalation congestion control (now or before).
+    /// The long-term achieved rate `r̄` that escalation judges, bit/s.
+    pub rate_trend_bps: f64,
+    /// The flow runs the escalation congestion control after this decision.
     pub escalated: bool,
-    /// It switched at this decision.
+    /// It switched to it at this decision.
     pub escalate_now: bool,
+    /// It switched back to its own congestion control at this decision.
+    pub deescalate_now: bool,
 }
 
 /// Floor of the achieved rate in the log error, bit/s: a tick with nothing acknowledged
 /// (a retransmission timeout) pushes the knob up hard but finitely.
 const MIN_RATE_BPS: f64 = 1.0;
-/// Intervals at `high` and still short before escalating.
-const SHORT_TICKS_TO_ESCALATE: u32 = 2;
+/// Intervals in a row of a projected miss at `high` before escalating, and of being
+/// well ahead before switching back.
+const TICKS_TO_SWITCH: u32 = 3;
+/// "Well ahead": the trend exceeds the required rate by this factor.
+const AHEAD_FACTOR: f64 = 1.5;
+/// The trend's time constant: at least this, and at least `TREND_RTTS` smoothed RTTs.
+const TREND_MIN_NS: u64 = 4_000_000_000;
+const TREND_RTTS: u64 = 20;
 
 /// The DA-LBE controller of one flow (see the module documentation).
 #[derive(Debug, Clone)]
@@ -139,7 +155,9 @@ pub struct DeadlineController {
     last_tick_ns: u64,
     last_acked: u64,
     rate_bps: Option<f64>,
+    trend_bps: Option<f64>,
     short_ticks: u32,
+    ahead_ticks: u32,
     escalated: bool,
     /// When the next decision is due; an event for another time is stale (a transfer
     /// that ended and a new one that started).
@@ -157,7 +175,9 @@ impl DeadlineController {
             last_tick_ns: 0,
             last_acked: 0,
             rate_bps: None,
+            trend_bps: None,
             short_ticks: 0,
+            ahead_ticks: 0,
             escalated: false,
             next_tick_ns: u64::MAX,
         }
@@ -206,12 +226,13 @@ impl DeadlineController {
         self.escalated
     }
 
-    /// Decide at `now_ns` with `bytes_acked` of the transfer acknowledged; schedules the
-    /// next decision (`next_tick_ns`).
-    pub fn tick(&mut self, now_ns: u64, bytes_acked: u64) -> Decision {
+    /// Decide at `now_ns` with `bytes_acked` of the transfer acknowledged and the
+    /// flow's smoothed RTT; schedules the next decision (`next_tick_ns`).
+    pub fn tick(&mut self, now_ns: u64, bytes_acked: u64, srtt_ns: u64) -> Decision {
         let p = &self.params;
         let (ln_low, ln_high) = (p.knob.low.ln(), p.knob.high.ln());
-        let dt_s = (now_ns - self.last_tick_ns) as f64 * 1e-9;
+        let dt_ns = now_ns - self.last_tick_ns;
+        let dt_s = dt_ns as f64 * 1e-9;
         let r = if dt_s > 0.0 {
             8.0 * bytes_acked.saturating_sub(self.last_acked) as f64 / dt_s
         } else {
@@ -221,7 +242,14 @@ impl DeadlineController {
             None => r,
             Some(prev) => 0.5 * (prev + r),
         };
+        let tau_ns = TREND_MIN_NS.max(TREND_RTTS.saturating_mul(srtt_ns));
+        let w = (dt_ns as f64 / tau_ns as f64).min(1.0);
+        let trend = match self.trend_bps {
+            None => r,
+            Some(prev) => (1.0 - w) * prev + w * r,
+        };
         self.rate_bps = Some(rate);
+        self.trend_bps = Some(trend);
         self.last_tick_ns = now_ns;
         self.last_acked = bytes_acked;
         self.next_tick_ns = now_ns.saturating_add(p.interval_ns);
@@ -240,12 +268,25 @@ impl DeadlineController {
             }
         } else {
             rate_required_bps = 8.0 * bytes_left as f64 / plan_left_s;
-            let error = (rate_required_bps.max(MIN_RATE_BPS) / rate.max(MIN_RATE_BPS)).ln();
-            self.ln_knob = (self.ln_knob + p.gain * error).clamp(ln_low, ln_high);
-            let short = self.ln_knob >= ln_high && rate < rate_required_bps;
-            self.short_ticks = if short { self.short_ticks + 1 } else { 0 };
-            if p.escalate && self.short_ticks >= SHORT_TICKS_TO_ESCALATE {
-                self.escalated = true;
+            if self.escalated {
+                // The knob waits at `high` for a switch back.
+                self.ln_knob = ln_high;
+                let ahead = trend > AHEAD_FACTOR * rate_required_bps;
+                self.ahead_ticks = if ahead { self.ahead_ticks + 1 } else { 0 };
+                if self.ahead_ticks >= TICKS_TO_SWITCH {
+                    self.escalated = false;
+                    self.ahead_ticks = 0;
+                    self.short_ticks = 0;
+                }
+            } else {
+                let error = (rate_required_bps.max(MIN_RATE_BPS) / rate.max(MIN_RATE_BPS)).ln();
+                self.ln_knob = (self.ln_knob + p.gain * error).clamp(ln_low, ln_high);
+                let short = self.ln_knob >= ln_high && trend < rate_required_bps;
+                self.short_ticks = if short { self.short_ticks + 1 } else { 0 };
+                if p.escalate && self.short_ticks >= TICKS_TO_SWITCH {
+                    self.escalated = true;
+                    self.short_ticks = 0;
+                }
             }
         }
         Decision {
@@ -254,9 +295,11 @@ impl DeadlineController {
             plan_left_s,
             rate_required_bps,
             rate_achieved_bps: rate,
+            rate_trend_bps: trend,
             knob: self.knob(),
             escalated: self.escalated,
             escalate_now: self.escalated && !was_escalated,
+            deescalate_now: was_escalated && !self.escalated,
         }
     }
 }
@@ -295,7 +338,7 @@ mod tests {
         // t = 11 s: 0.5 MB acked -> r = 4 Mbit/s; left 89.5 MB over 89 s:
         // r_req = 8 * 89.5e6 / 89 = 8.0449 Mbit/s; ln G = ln 0.1 + ln(8.0449 / 4)
         // -> G = 0.1 * 2.01124 = 0.201124.
-        let d = c.tick(11 * S, 500_000);
+        let d = c.tick(11 * S, 500_000, 0);
         assert!((d.rate_achieved_bps - 4e6).abs() < 1e-6);
         assert!((d.rate_required_bps - 8.0 * 89.5e6 / 89.0).abs() < 1e-3);
         assert!((d.knob - 0.1 * (8.0 * 89.5e6 / 89.0) / 4e6).abs() < 1e-9);
@@ -303,40 +346,63 @@ mod tests {
         // t = 12 s: 1.5 MB more -> r = 12 Mbit/s, r̂ = (4 + 12) / 2 = 8 Mbit/s;
         // left 88 MB over 88 s -> r_req = 8 Mbit/s exactly: the knob rests.
         let before = d.knob;
-        let d = c.tick(12 * S, 2_000_000);
+        let d = c.tick(12 * S, 2_000_000, 0);
         assert!((d.rate_achieved_bps - 8e6).abs() < 1e-6);
         assert!((d.rate_required_bps - 8e6).abs() < 1e-6);
         assert!((d.knob - before).abs() < 1e-12);
         // t = 13 s: 2 MB more -> r = 16, r̂ = 12 Mbit/s; left 86 MB over 87 s ->
         // r_req = 7.908 Mbit/s: ahead of plan, G falls by 12 / 7.908.
-        let d = c.tick(13 * S, 4_000_000);
+        let d = c.tick(13 * S, 4_000_000, 0);
         let req = 8.0 * 86e6 / 87.0;
         assert!((d.knob - before * req / 12e6).abs() < 1e-12);
         // Clamped at low: a long stretch far ahead keeps G at 0.1, not below.
-        let d = c.tick(14 * S, 20_000_000);
+        let d = c.tick(14 * S, 20_000_000, 0);
         assert!((d.knob - 0.1).abs() < 1e-12);
         // Past the plan's end with bytes left: G jumps to high.
-        let d = c.tick(100 * S, 30_000_000);
+        let d = c.tick(100 * S, 30_000_000, 0);
         assert_eq!(d.knob, 120.0);
         assert!(d.rate_required_bps.is_infinite());
         assert!(!d.escalated);
     }
 
+    /// Escalation judges the trend r̄ (τ = max(4 s, 20 x 100 ms SRTT) = 4 s, so weight
+    /// 1/4 per 1 s interval): 90 MB, plan at 90 s.
     #[test]
-    fn escalates_after_two_short_intervals_at_high() {
+    fn escalates_on_a_projected_miss_and_switches_back_when_well_ahead() {
         let mut c = DeadlineController::new(params(true));
         c.begin(0, 90_000_000);
-        // Nothing acked: r̂ = 0 -> the log error is ln(r_req / 1 bit/s) ~ 15.9, G to 120.
-        let d = c.tick(S, 0);
+        let srtt = 100_000_000;
+        // t = 1: nothing acked: r̂ = r̄ = 0, the log error ~ ln(8 Mbit/s) drives G to 120;
+        // short 1. t = 2: 0.8 Mbit/s, r̄ = 0.2 Mbit/s: short 2. t = 3: r̄ = 0.35: short 3.
+        let d = c.tick(S, 0, srtt);
         assert_eq!(d.knob, 120.0);
-        assert!(!d.escalated, "one short interval is not enough");
-        let d = c.tick(2 * S, 100_000);
+        assert!(!d.escalated);
+        let d = c.tick(2 * S, 100_000, srtt);
+        assert!((d.rate_trend_bps - 0.2e6).abs() < 1e-6);
+        assert!(!d.escalated, "two intervals are not enough");
+        let d = c.tick(3 * S, 200_000, srtt);
+        assert!((d.rate_trend_bps - 0.35e6).abs() < 1e-6);
         assert!(d.escalated && d.escalate_now);
-        let d = c.tick(3 * S, 10_000_000);
-        assert!(
-            d.escalated && !d.escalate_now,
-            "escalation is for the transfer"
-        );
+        // Far ahead: t = 4, 50 MB acked: r = 398.4, r̄ = 0.75 x 0.35 + 0.25 x 398.4 =
+        // 99.8625 Mbit/s against r_req = 8 x 40e6 / 86 = 3.72: ahead 1; t = 5 (r = 40):
+        // r̄ = 84.897, ahead 2; t = 6 (r = 40): r̄ = 73.673, ahead 3: back, G at 120.
+        let d = c.tick(4 * S, 50_000_000, srtt);
+        assert!((d.rate_trend_bps - 99.8625e6).abs() < 1.0);
+        assert!(d.escalated && !d.escalate_now);
+        let d = c.tick(5 * S, 55_000_000, srtt);
+        assert!(d.escalated);
+        let d = c.tick(6 * S, 60_000_000, srtt);
+        assert!(!d.escalated && d.deescalate_now);
+        assert_eq!(d.knob, 120.0);
+        // The integrator resumes from there: well ahead, G falls.
+        let d = c.tick(7 * S, 65_000_000, srtt);
+        assert!(d.knob < 120.0);
+        // A long RTT stretches the trend: τ = 20 x 1 s = 20 s, weight 1/20.
+        let mut c = DeadlineController::new(params(true));
+        c.begin(0, 90_000_000);
+        c.tick(S, 0, S);
+        let d = c.tick(2 * S, 1_000_000, S);
+        assert!((d.rate_trend_bps - 8e6 / 20.0).abs() < 1e-6);
         // A new transfer starts afresh.
         assert_eq!(c.begin(10 * S, 1_000), 0.1);
         assert!(!c.escalated());

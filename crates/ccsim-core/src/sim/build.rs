@@ -69,6 +69,7 @@ fn group_deadline(
                 retune: false,
             }),
             escalate_to: None,
+            original: cc::build(&g.cc, &format!("flows[{gi}].cc"))?,
         }));
     }
     let probe = cc::build(&g.cc, &format!("flows[{gi}].cc"))?;
@@ -167,6 +168,7 @@ fn group_deadline(
             retune: true,
         }),
         escalate_to,
+        original: probe,
     }))
 }
 

@@ -62,6 +62,8 @@ pub(crate) struct FlowDeadline {
     pub(crate) ctl: DeadlineController,
     /// The congestion control to switch to (a fresh instance, cloned at each switch).
     pub(crate) escalate_to: Option<cc::Cc>,
+    /// The group's own congestion control, fresh, to switch back to.
+    pub(crate) original: cc::Cc,
 }
 
 /// Counters of a flow's finished connections, so that its totals run on across them.
@@ -454,20 +456,23 @@ impl World {
         let s = &flow.sender;
         let total = s.cfg.total_bytes.unwrap_or(0);
         let acked = (s.tp.snd_una * u64::from(s.cfg.mss)).min(total);
-        let was_escalated = d.ctl.escalated();
-        let decision = d.ctl.tick(now, acked);
+        let decision = d.ctl.tick(now, acked, s.srtt_ns());
+        // A switch seeds the new instance's random stream from the flow, connection and
+        // decision time, so every switch draws afresh and deterministically.
+        let seed_stream = u64::from(f) ^ (u64::from(flow.conn) << 32) ^ now.rotate_left(17);
         if decision.escalate_now {
             let mut cc = d
                 .escalate_to
                 .clone()
                 .expect("escalation is on only with a congestion control to switch to");
-            cc.seed_rng(stream(
-                self.seed,
-                StreamKind::Cc,
-                u64::from(f) | (u64::from(flow.conn) << 32) | 1 << 63,
-            ));
+            cc.seed_rng(stream(self.seed, StreamKind::Cc, seed_stream));
             flow.sender.switch_cc(cc, now);
-        } else if !was_escalated {
+        } else if !decision.escalated {
+            if decision.deescalate_now {
+                let mut cc = d.original.clone();
+                cc.seed_rng(stream(self.seed, StreamKind::Cc, seed_stream));
+                flow.sender.switch_cc(cc, now);
+            }
             let value = d.ctl.params.knob.param(decision.knob);
             flow.sender
                 .cc

@@ -261,6 +261,7 @@ impl DeadlineTrace {
             .with("plan_left_s", col_f(&|d| d.plan_left_s))
             .with("rate_required_mbps", col_f(&|d| d.rate_required_bps / 1e6))
             .with("rate_achieved_mbps", col_f(&|d| d.rate_achieved_bps / 1e6))
+            .with("rate_trend_mbps", col_f(&|d| d.rate_trend_bps / 1e6))
             .with("knob", Column::Str(self.knob_name.clone()))
             .with("knob_value", col_f(&|d| d.knob))
             .with(
