@@ -51,6 +51,15 @@ struct FlowCfg
     int64_t startNs;   // application start (the SYN)
 };
 
+// A Poisson UDP background source (exponential gaps between packets of `wireBytes`).
+struct UdpCfg
+{
+    int64_t rttNs;
+    uint64_t rateBps;
+    uint32_t wireBytes; // IP packet size (UDP payload + 28)
+    int64_t startNs;
+};
+
 struct RunConfig
 {
     uint32_t seed = 1;
@@ -73,11 +82,14 @@ struct RunConfig
     uint32_t ampleQueuePackets = 100000;
     std::string qdisc;                                    // TypeId name
     std::vector<std::pair<std::string, std::string>> qattrs; // its attributes
+    // Attribute defaults (Config::SetDefault), e.g. for the CoDel queues FQ-CoDel creates.
+    std::vector<std::pair<std::string, std::string>> defaults;
     // Optional token-bucket shaper in front of it (ns-3 TbfQueueDisc as the root, the
     // queue disc above as its one child); 0 = none.
     uint64_t shaperRateBps = 0;
     uint32_t shaperBurstBytes = 0;
     std::vector<FlowCfg> flows;
+    std::vector<UdpCfg> udps;
     std::string outJson;
     std::string outSojourn;
 };
@@ -147,6 +159,13 @@ ReadConfig(const std::string& path)
             s >> n >> v;
             c.qattrs.emplace_back(n, v);
         }
+        else if (k == "default")
+        {
+            std::string n;
+            std::string v;
+            s >> n >> v;
+            c.defaults.emplace_back(n, v);
+        }
         else if (k == "flow")
         {
             FlowCfg f;
@@ -154,6 +173,12 @@ ReadConfig(const std::string& path)
             s >> f.cc >> f.rttNs >> ecn >> f.startNs;
             f.ecn = ecn != 0;
             c.flows.push_back(f);
+        }
+        else if (k == "udp")
+        {
+            UdpCfg u;
+            s >> u.rttNs >> u.rateBps >> u.wireBytes >> u.startNs;
+            c.udps.push_back(u);
         }
         else if (k == "out_json")
             s >> c.outJson;
@@ -231,6 +256,47 @@ class BulkSender : public Application
     Ptr<TcpSocketBase> m_socket;
 };
 
+// Poisson UDP background: packets of a fixed size with exponential gaps of mean
+// size * 8 / rate, as ccsim's `pattern = "poisson"` UDP source.
+class PoissonSender : public Application
+{
+  public:
+    void Setup(Address peer, uint64_t rateBps, uint32_t wireBytes, int64_t stream)
+    {
+        m_peer = peer;
+        m_payload = wireBytes - 28; // IPv4 20 + UDP 8
+        m_gap = CreateObject<ExponentialRandomVariable>();
+        m_gap->SetAttribute("Mean", DoubleValue(wireBytes * 8.0 / rateBps));
+        m_gap->SetStream(stream);
+    }
+
+  private:
+    void StartApplication() override
+    {
+        m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+        m_socket->Bind();
+        m_socket->Connect(m_peer);
+        SendOne();
+    }
+
+    void StopApplication() override
+    {
+        m_event.Cancel();
+    }
+
+    void SendOne()
+    {
+        m_socket->Send(Create<Packet>(m_payload));
+        m_event = Simulator::Schedule(Seconds(m_gap->GetValue()), &PoissonSender::SendOne, this);
+    }
+
+    Address m_peer;
+    uint32_t m_payload = 0;
+    Ptr<ExponentialRandomVariable> m_gap;
+    Ptr<Socket> m_socket;
+    EventId m_event;
+};
+
 struct FlowStats
 {
     uint64_t rxStart = 0;
@@ -269,6 +335,8 @@ Snap(Ptr<QueueDisc> q)
 // Global measurement state (one simulation per process).
 std::vector<FlowStats> g_flows;
 std::vector<Ptr<PacketSink>> g_sinks;
+std::vector<Ptr<PacketSink>> g_udpSinks;
+std::vector<std::pair<uint64_t, uint64_t>> g_udpRx; // bytes at window start, end
 Ptr<QueueDisc> g_qdisc;
 QSnap g_qStart;
 QSnap g_qEnd;
@@ -348,6 +416,10 @@ WindowStart()
     {
         g_flows[i].rxStart = g_sinks[i]->GetTotalRx();
     }
+    for (size_t i = 0; i < g_udpSinks.size(); ++i)
+    {
+        g_udpRx[i].first = g_udpSinks[i]->GetTotalRx();
+    }
 }
 
 void
@@ -358,6 +430,10 @@ WindowEnd()
     for (size_t i = 0; i < g_sinks.size(); ++i)
     {
         g_flows[i].rxEnd = g_sinks[i]->GetTotalRx();
+    }
+    for (size_t i = 0; i < g_udpSinks.size(); ++i)
+    {
+        g_udpRx[i].second = g_udpSinks[i]->GetTotalRx();
     }
 }
 
@@ -453,6 +529,11 @@ main(int argc, char* argv[])
     RunConfig c = ReadConfig(argv[1]);
     const size_t n = c.flows.size();
     NS_ABORT_MSG_IF(n == 0, "no flows");
+    // Hosts: one sender/receiver pair per TCP flow, then one per UDP source.
+    const size_t nh = n + c.udps.size();
+    auto hostRttNs = [&](size_t i) {
+        return i < n ? c.flows[i].rttNs : c.udps[i - n].rttNs;
+    };
 
     RngSeedManager::SetSeed(c.seed);
     RngSeedManager::SetRun(1);
@@ -473,6 +554,10 @@ main(int argc, char* argv[])
     // the interface it arrived on, not of all its (hundreds of) interfaces. No packet is
     // addressed to a router, so this changes nothing but the cost of each hop.
     Config::SetDefault("ns3::Ipv4::StrongEndSystemModel", BooleanValue(true));
+    for (auto& [name, value] : c.defaults)
+    {
+        Config::SetDefault(name, StringValue(value));
+    }
     // Receivers accept ECN when the sender asks for it; senders choose per socket.
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(TcpSocketState::AcceptOnly));
 
@@ -481,9 +566,9 @@ main(int argc, char* argv[])
     Ptr<Node> left = routers.Get(0);
     Ptr<Node> right = routers.Get(1);
     NodeContainer senders;
-    senders.Create(n);
+    senders.Create(nh);
     NodeContainer receivers;
-    receivers.Create(n);
+    receivers.Create(nh);
 
     InternetStackHelper stack;
     stack.Install(routers);
@@ -546,13 +631,13 @@ main(int argc, char* argv[])
 
     // Access links.
     NetDeviceContainer accessDevs;
-    std::vector<Ptr<NetDevice>> sendDev(n);
-    std::vector<Ptr<NetDevice>> recvDev(n);
-    std::vector<Ptr<NetDevice>> leftDev(n);
-    std::vector<Ptr<NetDevice>> rightDev(n);
-    for (size_t i = 0; i < n; ++i)
+    std::vector<Ptr<NetDevice>> sendDev(nh);
+    std::vector<Ptr<NetDevice>> recvDev(nh);
+    std::vector<Ptr<NetDevice>> leftDev(nh);
+    std::vector<Ptr<NetDevice>> rightDev(nh);
+    for (size_t i = 0; i < nh; ++i)
     {
-        int64_t access = c.flows[i].rttNs / 2 - c.bottleneckDelayNs;
+        int64_t access = hostRttNs(i) / 2 - c.bottleneckDelayNs;
         NS_ABORT_MSG_IF(access < 0, "rtt below twice the bottleneck delay");
         p2p.SetDeviceAttribute("DataRate", DataRateValue(WireRate(c, c.accessRateBps)));
         p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(access)));
@@ -570,17 +655,17 @@ main(int argc, char* argv[])
     Ipv4AddressHelper addr;
     addr.SetBase("10.3.0.0", "255.255.255.252");
     Ipv4InterfaceContainer bif = addr.Assign(bdev);
-    std::vector<Ipv4InterfaceContainer> sif(n);
-    std::vector<Ipv4InterfaceContainer> rif(n);
+    std::vector<Ipv4InterfaceContainer> sif(nh);
+    std::vector<Ipv4InterfaceContainer> rif(nh);
     addr.SetBase("10.1.0.0", "255.255.255.252");
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < nh; ++i)
     {
         NetDeviceContainer d(sendDev[i], leftDev[i]);
         sif[i] = addr.Assign(d);
         addr.NewNetwork();
     }
     addr.SetBase("10.2.0.0", "255.255.255.252");
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < nh; ++i)
     {
         NetDeviceContainer d(rightDev[i], recvDev[i]);
         rif[i] = addr.Assign(d);
@@ -591,7 +676,7 @@ main(int argc, char* argv[])
     // those links have ample device queues, as ccsim's ample DropTail.
     TrafficControlHelper none;
     none.Uninstall(brev);
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < nh; ++i)
     {
         none.Uninstall(sendDev[i]);
         none.Uninstall(leftDev[i]);
@@ -611,7 +696,7 @@ main(int argc, char* argv[])
                           Ipv4Mask("255.255.0.0"),
                           bif.GetAddress(0),
                           right->GetObject<Ipv4>()->GetInterfaceForDevice(brev));
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < nh; ++i)
     {
         Ptr<Ipv4> si = senders.Get(i)->GetObject<Ipv4>();
         srh.GetStaticRouting(si)->SetDefaultRoute(sif[i].GetAddress(1),
@@ -653,6 +738,25 @@ main(int argc, char* argv[])
         apps[i] = app;
     }
 
+    // Poisson UDP background sources (no congestion control; counted at their sinks).
+    for (size_t k = 0; k < c.udps.size(); ++k)
+    {
+        size_t i = n + k;
+        PacketSinkHelper sink("ns3::UdpSocketFactory",
+                              InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer sa = sink.Install(receivers.Get(i));
+        sa.Start(Seconds(0));
+        g_udpSinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
+        g_udpRx.emplace_back(0, 0);
+        Ptr<PoissonSender> app = CreateObject<PoissonSender>();
+        app->Setup(InetSocketAddress(rif[i].GetAddress(1), port),
+                   c.udps[k].rateBps,
+                   c.udps[k].wireBytes,
+                   1000 + static_cast<int64_t>(k));
+        senders.Get(i)->AddApplication(app);
+        app->SetStartTime(NanoSeconds(c.udps[k].startNs));
+    }
+
     // Measurement.
     g_qdisc->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnQdiscDequeue));
     g_qdisc->TraceConnectWithoutContext("DropAfterDequeue",
@@ -685,7 +789,7 @@ main(int argc, char* argv[])
             ++otherQdiscs;
     };
     countQdisc(brev);
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < nh; ++i)
     {
         countQdisc(sendDev[i]);
         countQdisc(leftDev[i]);
@@ -694,7 +798,7 @@ main(int argc, char* argv[])
     }
     Ptr<Queue<Packet>> devq = bfwd->GetQueue();
     uint64_t accessDevDrops = 0;
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < nh; ++i)
     {
         for (auto d : {sendDev[i], leftDev[i], rightDev[i], recvDev[i]})
             accessDevDrops +=
@@ -749,7 +853,13 @@ main(int argc, char* argv[])
            << ", \"timeouts\": " << f.losses << ", \"cwr\": " << f.cwrs << "}"
            << (i + 1 < n ? "," : "") << "\n";
     }
-    js << "  ]\n}\n";
+    js << "  ],\n  \"udp\": [";
+    for (size_t k = 0; k < g_udpSinks.size(); ++k)
+    {
+        js << (k ? ", " : "") << "{\"rx_start\": " << g_udpRx[k].first
+           << ", \"rx_end\": " << g_udpRx[k].second << "}";
+    }
+    js << "]\n}\n";
     js.close();
 
     std::ofstream so(c.outSojourn, std::ios::binary);
