@@ -142,11 +142,10 @@ def test_markdown_has_header_both_values_differences_and_explanations(tmp_path: 
     assert "| reno-droptail-1bdp | 60 s | 0.500 s | 75.00 s | 150\u00d7 | ≥ 100\u00d7 ✅ |" in text
     assert "| reno-pie-1 | 60 s | 0.500 s | 45.00 s | 90\u00d7 | ≥ 100\u00d7 ❌ |" in text
     assert "Below the speed target: reno-pie-1." in text
-    # the failing row carries its one-line explanation, the passing one none
-    assert (
-        f"- **reno-droptail-1bdp** (drop probability): {compare.EXPLANATIONS['reno-droptail-1bdp']}"
-        in text
-    )
+    # the failing row links to its cause (written once, in CAUSES.md), the passing one
+    # has no entry
+    assert "- **reno-droptail-1bdp** (drop probability): [ns3-rto](CAUSES.md#ns3-rto)" in text
+    assert compare.CAUSES["ns3-rto"].text not in text
     assert "- **reno-pie-1** (" not in text
     assert "  - a note" in text
     for line in compare.UNMATCHED:

@@ -1,0 +1,817 @@
+"""``ccsim compare ns3 --random N``: randomised differential testing against ns-3.
+
+Instead of the hand-picked matrix of :mod:`ccsim.compare`, :func:`draw` samples N
+dumbbell scenarios (seeded, deterministic) from the space both simulators support, and
+:func:`run` runs each in ccsim and ns-3 with the matrix's machinery (same translation,
+same metric code, same targets), then writes ``bench/DIFFERENTIAL.md`` with the
+distribution of every metric's difference, plots of the differences against each
+parameter, the fraction of scenarios within every target, the worst rows with their
+causes (each cause written once, in ``compare.CAUSES``) and the speed ratio per scenario.
+
+The generator and the report writer need neither ns-3 nor a run: the unit tests call
+them on synthetic data.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import json
+import math
+import os
+import random
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ccsim import compare as C
+from ccsim.compare import FlowGroup, Queue, Scenario, UdpSource
+
+# ---------------------------------------------------------------------------------------
+# The space
+# ---------------------------------------------------------------------------------------
+
+AQMS = ("droptail", "pie", "codel", "red_step", "fq_codel")
+RATE_MBPS = (1.0, 1000.0)  # log-uniform
+RTT_MS = (5.0, 300.0)  # log-uniform
+MAX_FLOWS = 50  # TCP flows, log-uniform 1..50
+DROPTAIL_BDP = (0.25, 2.0)  # DropTail limit, uniform, in BDPs of the first group's RTT
+MIN_QUEUE_PACKETS = 4  # below 1 BDP of 4 packets a "0.25 BDP" queue would not hold one
+P_MIXED_CC = 0.3  # a second (or third) flow group with another CC
+P_MIXED_RTT = 0.5  # given several groups: their RTTs differ
+P_ECN = 0.5  # ECN on (for the AQMs that can mark)
+P_SHAPER = 0.15  # a token bucket in front of the AQM
+P_UDP = 0.25  # one Poisson UDP background source
+SHAPER_FRACTION = (0.2, 0.8)  # sustained rate / link rate
+SHAPER_BURST_BYTES = (10_000, 1_000_000)  # log-uniform
+UDP_FRACTION = (0.05, 0.3)  # UDP rate / (shaped) bottleneck rate
+
+# Simulated time: long enough for many round trips, bounded in bottleneck packets so
+# that ns-3 (10-40 k packets per second of wall time on this machine) finishes.
+DURATION_S = 30.0  # nominal
+MAX_DURATION_S = 60.0  # low rates get longer runs (more packets for the probabilities)
+MIN_PACKETS = 150_000  # low rates: run until about this many packets (up to 60 s)
+MAX_PACKETS = 300_000  # cap: above ~120 Mbps the run is shortened to this many packets
+START_SPREAD_S = 1.0
+
+
+def _log_uniform(u: float, lo: float, hi: float) -> float:
+    return lo * (hi / lo) ** u
+
+
+def _sig(x: float, digits: int = 2) -> float:
+    """``x`` rounded to ``digits`` significant figures (readable scenario parameters)."""
+    if x == 0:
+        return 0.0
+    return round(x, digits - 1 - math.floor(math.log10(abs(x))))
+
+
+def duration_for(pkts_per_s: float) -> float:
+    """Simulated seconds for a bottleneck that moves ``pkts_per_s``: 30 s nominal, up to
+    60 s for slow links (about MIN_PACKETS), and at most MAX_PACKETS packets."""
+    d = max(DURATION_S, MIN_PACKETS / pkts_per_s)
+    d = min(d, MAX_DURATION_S, MAX_PACKETS / pkts_per_s)
+    return max(1.0, math.floor(d * 10) / 10)
+
+
+def splitmix64(x: int) -> int:
+    m = (1 << 64) - 1
+    x = (x + 0x9E3779B97F4A7C15) & m
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & m
+    return x ^ (x >> 31)
+
+
+def fq_bucket(flow: int, seed: int, flows: int = C.FQ_FLOWS) -> int:
+    """ccsim's FQ-CoDel bucket of flow id ``flow`` (``FqCodel::bucket``)."""
+    return ((splitmix64(flow ^ seed) >> 32) * flows) >> 32
+
+
+def fq_hash_seed(n_flows: int, flows: int = C.FQ_FLOWS) -> int:
+    """The smallest hash seed that puts ccsim's flow ids 0..n-1 in distinct buckets."""
+    for seed in range(1_000_000):
+        if len({fq_bucket(i, seed, flows) for i in range(n_flows)}) == n_flows:
+            return seed
+    raise ValueError(f"no collision-free seed for {n_flows} flows")  # pragma: no cover
+
+
+def _split(rng: random.Random, n: int, k: int) -> list[int]:
+    """``n`` flows into ``k`` groups of at least one."""
+    cuts = sorted(rng.sample(range(1, n), k - 1)) if k > 1 else []
+    edges = [0, *cuts, n]
+    return [b - a for a, b in itertools.pairwise(edges)]
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A drawn scenario and the parameters the report plots differences against."""
+
+    scenario: Scenario
+    params: dict
+
+
+def draw_one(rng: random.Random, name: str, seed: int) -> Drawn:
+    u = rng.random
+    rate = _sig(_log_uniform(u(), *RATE_MBPS))
+    aqm = AQMS[int(u() * len(AQMS))]
+    ecn = aqm != "droptail" and u() < P_ECN
+    n = max(1, min(MAX_FLOWS, round(_log_uniform(u(), 1, MAX_FLOWS))))
+    k = 1
+    if n > 1:
+        x = u()
+        k = 1 if x < 0.5 else (2 if x < 0.85 else 3)
+        k = min(k, n)
+    mixed_rtt = k > 1 and u() < P_MIXED_RTT
+    mixed_cc = k > 1 and u() < P_MIXED_CC
+    ccs = ["newreno", "cubic"] + (["dctcp"] if aqm == "red_step" and ecn else [])
+    base_rtt = _sig(_log_uniform(u(), *RTT_MS))
+    first_cc = ccs[int(u() * len(ccs))]
+    counts = _split(rng, n, k)
+    groups = []
+    for gi, count in enumerate(counts):
+        rtt = base_rtt if gi == 0 or not mixed_rtt else _sig(_log_uniform(u(), *RTT_MS))
+        cc = first_cc if gi == 0 or not mixed_cc else ccs[int(u() * len(ccs))]
+        g = FlowGroup(cc, rtt, count=count, ecn=ecn or cc == "dctcp")
+        same = [i for i, h in enumerate(groups) if (h.cc, h.rtt_ms, h.ecn) == (cc, rtt, g.ecn)]
+        if same:  # identical flows form one group
+            h = groups[same[0]]
+            groups[same[0]] = FlowGroup(cc, rtt, count=h.count + count, ecn=h.ecn)
+        else:
+            groups.append(g)
+    shaper = u() < P_SHAPER
+    lo, hi = SHAPER_FRACTION
+    shaper_mbps = _sig(rate * (lo + u() * (hi - lo)))
+    burst = int(_sig(_log_uniform(u(), *SHAPER_BURST_BYTES)))
+    if not shaper:
+        shaper_mbps, burst = 0.0, 0
+    eff = shaper_mbps or rate
+    has_udp = u() < P_UDP
+    udp_mbps = _sig(eff * (UDP_FRACTION[0] + u() * (UDP_FRACTION[1] - UDP_FRACTION[0])))
+    udp = (UdpSource(udp_mbps, base_rtt),) if has_udp else ()
+    bdp_pkts = eff * 1e6 * base_rtt / 1e3 / 8 / C.WIRE_PACKET_BYTES
+    f = DROPTAIL_BDP[0] + u() * (DROPTAIL_BDP[1] - DROPTAIL_BDP[0])
+    kfrac = 0.1 + 0.4 * u()
+    if aqm == "droptail":
+        q = Queue(
+            "droptail", f"{max(MIN_QUEUE_PACKETS, round(f * bdp_pkts))}p", ns3_device_slot=True
+        )
+        aqm_label = f"DropTail {f:.2f} BDP ({q.limit})"
+    elif aqm == "pie":
+        q = Queue("pie", "1000p", ecn=ecn)
+        aqm_label = "PIE"
+    elif aqm == "codel":
+        q = Queue("codel", "1000p", ecn=ecn, target_ms=5, interval_ms=100)
+        aqm_label = "CoDel"
+    elif aqm == "red_step":
+        kp = int(max(5, min(5000, round(kfrac * bdp_pkts))))
+        q = Queue(
+            "red_step", f"{max(1000, 2 * kp)}p", ecn=ecn, threshold_p=kp, ns3_device_slot=True
+        )
+        aqm_label = f"RED step K={kp}p"
+    else:
+        n_all = n + len(udp)
+        q = Queue(
+            "fq_codel",
+            "10240p",
+            ecn=ecn,
+            target_ms=5,
+            interval_ms=100,
+            hash_seed=fq_hash_seed(n_all),
+        )
+        aqm_label = "FQ-CoDel"
+    if shaper:
+        q = Queue(
+            q.kind,
+            q.limit,
+            ecn=q.ecn,
+            target_ms=q.target_ms,
+            interval_ms=q.interval_ms,
+            threshold_p=q.threshold_p,
+            shaper_mbps=shaper_mbps,
+            shaper_burst_bytes=burst,
+            hash_seed=q.hash_seed,
+            ns3_device_slot=q.ns3_device_slot,
+        )
+    pps = eff * 1e6 / 8 / C.WIRE_PACKET_BYTES
+    duration = duration_for(pps)
+    m0 = float(round(duration / 3, 1))
+    flows_txt = " + ".join(
+        f"{g.count} {g.cc}{'+ECN' if g.ecn else ''} {g.rtt_ms:g} ms" for g in groups
+    )
+    title = (
+        f"{flows_txt} over {aqm_label}{'+ECN' if ecn else ''}, {rate:g} Mbps"
+        + (f", shaper {shaper_mbps:g} Mbps / {burst} B" if shaper else "")
+        + (f", Poisson UDP {udp_mbps:g} Mbps" if has_udp else "")
+    )
+    sc = Scenario(
+        name=name,
+        title=title,
+        rate_mbps=rate,
+        queue=q,
+        flows=tuple(groups),
+        duration_s=duration,
+        measure=(m0, duration),
+        quick_duration_s=duration,
+        quick_measure=(m0, duration),
+        start_spread_s=START_SPREAD_S,
+        seed=seed,
+        udp=udp,
+    )
+    cc_label = "+".join(sorted({g.cc for g in groups}))
+    params = {
+        "rate_mbps": rate,
+        "rtt_ms": max(g.rtt_ms for g in groups),
+        "flows": n,
+        "aqm": aqm,
+        "cc": cc_label,
+        "ecn": ecn,
+        "mixed_rtt": len({g.rtt_ms for g in groups}) > 1,
+        "shaper": shaper,
+        "udp": has_udp,
+        "duration_s": duration,
+        "bdp_packets": bdp_pkts,
+    }
+    return Drawn(sc, params)
+
+
+def draw(n: int = 60, seed: int = 1) -> list[Drawn]:
+    """N scenarios from the space, the same ones for the same (n, seed): scenario i
+    depends on ``seed`` and i only (drawing 5 gives the first 5 of 60)."""
+    out = []
+    for i in range(n):
+        rng = random.Random(f"ccsim-differential-{seed}-{i}")
+        out.append(draw_one(rng, f"r{seed}-{i:02d}", seed=1 + i))
+    return out
+
+
+def validate(sc: Scenario) -> list[str]:
+    """Why ``sc`` is outside the space both simulators support ([] when it is inside)."""
+    bad = []
+    q = sc.queue
+    if q.kind not in AQMS:
+        bad.append(f"queue {q.kind}")
+    if not RATE_MBPS[0] <= sc.rate_mbps <= RATE_MBPS[1]:
+        bad.append(f"rate {sc.rate_mbps}")
+    if not 1 <= sc.n_flows() <= MAX_FLOWS:
+        bad.append(f"{sc.n_flows()} flows")
+    for g in sc.flows:
+        if g.cc not in C.NS3_CC:
+            bad.append(f"cc {g.cc}")
+        if g.cc == "dctcp" and not (g.ecn and q.ecn and q.kind == "red_step"):
+            bad.append("DCTCP without ECN step marking")
+        if not RTT_MS[0] <= g.rtt_ms <= RTT_MS[1]:
+            bad.append(f"rtt {g.rtt_ms}")
+        if g.ecn and not q.ecn:
+            bad.append("ECN flow over a non-ECN queue")
+    if q.kind == "droptail" and q.ecn:
+        bad.append("ECN DropTail")
+    if q.kind == "fq_codel":
+        ids = sc.n_flows() + len(sc.udp)
+        if len({fq_bucket(i, q.hash_seed) for i in range(ids)}) != ids:
+            bad.append("FQ-CoDel hash collision")
+    if q.shaper_mbps and not 0 < q.shaper_mbps < sc.rate_mbps:
+        bad.append("shaper not below the link rate")
+    pps = (q.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / C.WIRE_PACKET_BYTES
+    if pps * sc.duration_s > MAX_PACKETS * 1.01:
+        bad.append("over the packet cap")
+    return bad
+
+
+# ---------------------------------------------------------------------------------------
+# Per-scenario numbers
+# ---------------------------------------------------------------------------------------
+
+# Metric, unit of its difference, and the tolerance the difference is divided by for
+# the plots (so that +-1 is the edge of the target band).
+METRICS = (
+    ("utilisation", "pp"),
+    ("goodput share", "% rel."),
+    ("sojourn p50", "ms"),
+    ("sojourn p90", "ms"),
+    ("drop probability", "% rel."),
+    ("mark probability", "% rel."),
+)
+
+
+def differences(cc: dict, ns: dict) -> dict[str, dict]:
+    """Each target metric's ns-3 - ccsim difference, in its unit, with the normalised
+    difference (difference / tolerance: |x| <= 1 is within target). Metrics that do not
+    apply (one group, no drops) are absent."""
+    out: dict[str, dict] = {}
+    du = (ns["utilisation"] - cc["utilisation"]) * 100
+    out["utilisation"] = {"diff": du, "norm": du / 2.0}
+    if len(cc["group_share"]) > 1:
+        worst = 0.0
+        for a, b in zip(cc["group_share"], ns["group_share"], strict=True):
+            r = C._rel(a, b)
+            if not math.isfinite(r) or abs(r) > abs(worst):
+                worst = r
+        out["goodput share"] = {"diff": worst * 100, "norm": worst / 0.05}
+    for key, label in (("sojourn_p50_ms", "sojourn p50"), ("sojourn_p90_ms", "sojourn p90")):
+        x, y = cc[key], ns[key]
+        d = y - x
+        out[label] = {"diff": d, "norm": d / max(0.15 * abs(x), 2.0)}
+    for key, label in (
+        ("drop_probability", "drop probability"),
+        ("mark_probability", "mark probability"),
+    ):
+        x, y = cc[key], ns[key]
+        if x == 0 and y == 0:
+            continue
+        r = C._rel(x, y)
+        out[label] = {"diff": r * 100, "norm": r / 0.20}
+    for v in out.values():
+        if not math.isfinite(v["diff"]):
+            v["diff"] = math.copysign(1e9, v["diff"]) if not math.isnan(v["diff"]) else 1e9
+            v["norm"] = math.copysign(1e9, v["norm"]) if not math.isnan(v["norm"]) else 1e9
+    return out
+
+
+@dataclass
+class Result:
+    """One random scenario's outcome, as stored in ``bench/differential/runs.json``."""
+
+    name: str
+    title: str
+    params: dict
+    diffs: dict
+    failed: list[str]  # metrics outside their target (compare.compare_metrics)
+    checks: list[dict]
+    ratio: float
+    ccsim_wall_s: float
+    ns3_wall_s: float
+    bottleneck_packets: int
+    notes: list[str] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)
+    values: dict = field(default_factory=dict)  # both sides' headline numbers
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def worst(self) -> float:
+        return max((abs(v["norm"]) for v in self.diffs.values()), default=0.0)
+
+
+def _target_metric(check_name: str) -> str:
+    return "goodput share" if check_name.startswith("goodput share") else check_name
+
+
+def make_result(d: Drawn, cc: dict, ns: dict, notes: Sequence[str] = ()) -> Result:
+    _, names = C._group_info(d.scenario)
+    checks = C.compare_metrics(cc, ns, names)
+    failed = sorted({_target_metric(c.metric) for c in checks if c.ok is False})
+    r = Result(
+        name=d.scenario.name,
+        title=d.scenario.title,
+        params=dict(d.params),
+        diffs=differences(cc, ns),
+        failed=failed,
+        checks=[asdict(c) for c in checks],
+        ratio=C.speed_ratio(cc, ns),
+        ccsim_wall_s=cc["wall_s"],
+        ns3_wall_s=ns["wall_s"],
+        bottleneck_packets=int(ns.get("bottleneck_packets", 0)),
+        notes=list(notes),
+        values={
+            side: {
+                k: m.get(k)
+                for k in (
+                    "utilisation",
+                    "group_share",
+                    "sojourn_p50_ms",
+                    "sojourn_p90_ms",
+                    "drops",
+                    "marks",
+                    "arrivals",
+                    "jain",
+                )
+            }
+            | {k: m["_extra"].get(k) for k in ("retransmits", "timeouts") if "_extra" in m}
+            for side, m in (("ccsim", cc), ("ns3", ns))
+        },
+    )
+    r.causes = classify(d.scenario, r)
+    return r
+
+
+# ---------------------------------------------------------------------------------------
+# Causes of rows outside the targets: rules mapping a row to entries of compare.CAUSES
+# ---------------------------------------------------------------------------------------
+
+
+def classify(sc: Scenario, r: Result) -> list[str]:
+    """The causes (keys of ``compare.CAUSES``) that explain ``r``'s misses, by the
+    signature each was found with; [] when none applies (the row is unexplained)."""
+    if r.ok:
+        return []
+    out = []
+    for key, rule in CAUSE_RULES:
+        if rule(sc, r):
+            out.append(key)
+    return out
+
+
+def _has(r: Result, *metrics: str) -> bool:
+    return any(m in r.failed for m in metrics)
+
+
+def _only(r: Result, *metrics: str) -> bool:
+    return set(r.failed) <= set(metrics)
+
+
+# (cause key, rule): filled in as clusters are traced to their source.
+CAUSE_RULES: list[tuple[str, Callable[[Scenario, Result], bool]]] = []
+
+
+# ---------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------
+
+
+def run(
+    n: int = 60,
+    seed: int = 1,
+    output: Path | None = None,
+    work: Path | None = None,
+    log: Callable[[str], None] = print,
+    command: str = "ccsim compare ns3 --random",
+    cpu: int | None = None,
+    budget_s: float | None = None,
+    only: str | None = None,
+) -> list[Result]:
+    source = C.find_source()
+    bench_dir = source.parent.parent
+    output = output or bench_dir / "DIFFERENTIAL.md"
+    build = C.find_ns3()
+    drawn = draw(n, seed)
+    if only:
+        import re
+
+        drawn = [d for d in drawn if re.search(only, d.scenario.name)]
+    import contextlib
+
+    with contextlib.ExitStack() as stack:
+        if work is None:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ccsim-diff-")))
+        pinned = stack.enter_context(C.pinned_cpu(cpu))
+        exe = work / "dumbbell"
+        t0 = time.monotonic()
+        C.build_ns3_program(build, source, exe)
+        log(f"compiled {source.name} against ns-3 {build.version} in {time.monotonic() - t0:.0f} s")
+        load0 = os.getloadavg()
+        results: list[Result] = []
+        runs_json = output.parent / "differential" / "runs.json"
+        start = time.monotonic()
+        for i, d in enumerate(drawn):
+            if budget_s is not None and time.monotonic() - start > budget_s:
+                log(f"time budget spent: {i} of {len(drawn)} scenarios run")
+                break
+            sc = d.scenario
+            t1 = time.monotonic()
+            result, walls = C.run_ccsim(sc, False)
+            ns = C.run_ns3(sc, False, exe, work)
+            walls += C.run_ccsim(sc, False, like=result)[1]
+            cc = C.ccsim_metrics(sc, result, walls)
+            r = make_result(d, cc, ns, C.ns3_notes(sc, ns, cc))
+            results.append(r)
+            log(
+                f"[{i + 1}/{len(drawn)}] {sc.name}: {sc.title}: "
+                f"{'ok' if r.ok else 'outside: ' + ', '.join(r.failed)}; ns-3/ccsim "
+                f"{r.ratio:.0f}x (ns-3 {r.ns3_wall_s:.1f} s) [{time.monotonic() - t1:.0f} s]"
+            )
+            save_results(results, runs_json, {"n": n, "seed": seed})
+        load1 = os.getloadavg()
+        header = C.machine_header(build, False, command)
+        header["load"] = (
+            f"load average {load0[0]:.2f} at the start, {load1[0]:.2f} at the end "
+            f"({os.cpu_count()} cores; other processes share the machine)"
+            + (f"; both simulators pinned to CPU {pinned}" if pinned is not None else "")
+        )
+        minutes = (time.monotonic() - start) / 60
+        header["elapsed"] = f"{minutes:.1f} min for {len(results)} scenarios"
+        header["requested"] = n
+        header["seed"] = seed
+        save_results(results, runs_json, {"n": n, "seed": seed, "header": header})
+        write_markdown(results, header, output)
+        C.write_causes(output.parent / "CAUSES.md")
+        log(f"wrote {output}")
+        return results
+
+
+def save_results(results: Sequence[Result], path: Path, meta: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {**meta, "results": [asdict(r) for r in results]}
+    path.write_text(json.dumps(data, indent=1, default=float) + "\n")
+
+
+def load_results(path: Path) -> tuple[list[Result], dict]:
+    data = json.loads(path.read_text())
+    rs = [Result(**r) for r in data.pop("results")]
+    return rs, data
+
+
+def rerender(runs_json: Path, output: Path) -> list[Result]:
+    """Re-classify the stored results with the current cause rules and rewrite the
+    report (no simulation)."""
+    results, meta = load_results(runs_json)
+    by_name = {d.scenario.name: d for d in draw(meta["n"], meta["seed"])}
+    for r in results:
+        r.causes = classify(by_name[r.name].scenario, r)
+    save_results(results, runs_json, meta)
+    write_markdown(results, meta.get("header", {}), output)
+    C.write_causes(output.parent / "CAUSES.md")
+    return results
+
+
+# ---------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------
+
+
+def _q(xs: Sequence[float], q: float) -> float:
+    import numpy as np
+
+    return float(np.quantile(np.asarray(xs, dtype=float), q)) if len(xs) else math.nan
+
+
+def _fmt(x: float, unit: str) -> str:
+    if not math.isfinite(x) or abs(x) >= 1e8:
+        return "∞" if x > 0 else "-∞"
+    if unit == "pp" or unit == "ms":
+        return f"{x:+.2f}"
+    return f"{x:+.0f}"
+
+
+PLOT_PARAMS = (
+    ("rate_mbps", "bottleneck rate (Mbps)", "log"),
+    ("rtt_ms", "largest base RTT (ms)", "log"),
+    ("flows", "TCP flows", "log"),
+    ("aqm", "queue", "cat"),
+    ("cc", "congestion control", "cat"),
+    ("ecn", "ECN", "cat"),
+    ("shaper", "token-bucket shaper", "cat"),
+    ("udp", "Poisson UDP", "cat"),
+)
+
+
+def write_plots(results: Sequence[Result], outdir: Path) -> list[tuple[str, str]]:
+    """One PNG per metric: its normalised difference (ns-3 - ccsim over the tolerance;
+    the band +-1 is within target) against each parameter. Returns (metric, file)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    outdir.mkdir(parents=True, exist_ok=True)
+    files = []
+    for metric, _unit in METRICS:
+        rows = [r for r in results if metric in r.diffs]
+        fig, axes = plt.subplots(2, 4, figsize=(14, 6), sharey=True)
+        for ax, (key, label, kind) in zip(axes.flat, PLOT_PARAMS, strict=True):
+            ys = [max(-5.0, min(5.0, r.diffs[metric]["norm"])) for r in rows]
+            colours = ["tab:blue" if metric not in r.failed else "tab:red" for r in rows]
+            if kind == "log":
+                xs = [float(r.params[key]) for r in rows]
+                ax.set_xscale("log")
+            else:
+                cats = sorted({str(r.params[key]) for r in results})
+                xs = [
+                    cats.index(str(r.params[key])) + 0.1 * ((i % 5) - 2) for i, r in enumerate(rows)
+                ]
+                ax.set_xticks(range(len(cats)))
+                ax.set_xticklabels(cats, rotation=20, fontsize=8)
+            ax.axhspan(-1, 1, color="0.9", zorder=0)
+            ax.axhline(0, color="0.5", lw=0.8)
+            ax.scatter(xs, ys, c=colours, s=18)
+            ax.set_xlabel(label)
+        for ax in axes[:, 0]:
+            ax.set_ylabel("(ns-3 - ccsim) / tolerance")
+        fig.suptitle(
+            f"{metric}: ns-3 - ccsim in units of its tolerance ({len(rows)} scenarios; grey "
+            "band = within target, red = outside, clipped at ±5)"
+        )
+        fig.tight_layout()
+        fname = metric.replace(" ", "_") + ".png"
+        fig.savefig(outdir / fname, dpi=80)
+        plt.close(fig)
+        files.append((metric, fname))
+    return files
+
+
+def write_markdown(
+    results: Sequence[Result], header: dict, path: Path | None = None, plots: bool = True
+) -> str:
+    n = len(results)
+    n_ok = sum(r.ok for r in results)
+    pct = 100.0 * n_ok / n if n else math.nan
+    L: list[str] = []
+    L.append("# ccsim vs ns-3: randomised differential testing")
+    L.append("")
+    L.append(
+        f"Generated by `{header.get('command', 'ccsim compare ns3 --random')}` — do not edit "
+        "(re-rendered from `differential/runs.json` by `python -m ccsim.differential "
+        "--rerender` when only the causes change)."
+    )
+    L.append("")
+    for k in ("date", "machine", "load", "ccsim", "ns-3", "compiler", "python", "elapsed"):
+        if k in header:
+            L.append(f"- **{k}**: {header[k]}")
+    req = header.get("requested", n)
+    L.append(
+        f"- **scenarios**: {n} run of {req} requested (seed {header.get('seed', 1)})"
+        + ("" if n >= req else f"; the remaining {req - n} did not fit the time available")
+    )
+    L.append("")
+    L.append(f"**{pct:.0f} % of the random scenarios are within every target** ({n_ok} of {n}).")
+    L.append("")
+    explained = [r for r in results if not r.ok and r.causes]
+    unexplained = [r for r in results if not r.ok and not r.causes]
+    L.append(
+        f"Outside: {n - n_ok} scenarios, {len(explained)} with a named source-level cause "
+        f"below, {len(unexplained)} not yet explained."
+    )
+    L.append("")
+    L.append("## The space")
+    L.append("")
+    L.append(
+        "Each scenario is drawn independently (Python's `random.Random` seeded with the "
+        "seed and the scenario's index, so the first k of N are the same for any N): "
+        f"bottleneck rate log-uniform {RATE_MBPS[0]:g}-{RATE_MBPS[1]:g} Mbps; queue "
+        "uniformly one of DropTail (limit uniform "
+        f"{DROPTAIL_BDP[0]}-{DROPTAIL_BDP[1]} BDP of the first group's RTT, at least "
+        f"{MIN_QUEUE_PACKETS} packets), PIE (Linux defaults, 1000p), CoDel (5 ms / 100 ms, "
+        "1000p), RED step marking (K uniform 0.1-0.5 BDP, at least 5 packets) and FQ-CoDel "
+        "(Linux defaults: 1024 queues, 10240p, quantum 1500 B; both simulators give every "
+        "flow its own queue: ccsim with a hash seed chosen collision-free, ns-3 with its "
+        f"set-associative hash); ECN on with probability {P_ECN} for the marking queues "
+        f"(flows and queue alike); 1-{MAX_FLOWS} TCP flows (log-uniform) in 1-3 groups, "
+        f"whose RTTs (log-uniform {RTT_MS[0]:g}-{RTT_MS[1]:g} ms) differ with probability "
+        f"{P_MIXED_RTT} and whose CC differs with probability {P_MIXED_CC}; CC NewReno "
+        "(ns-3 `TcpLinuxReno`) or CUBIC, and DCTCP where the queue does ECN step marking "
+        f"(DCTCP is built for it); a token-bucket shaper with probability {P_SHAPER} "
+        f"(sustained {SHAPER_FRACTION[0]}-{SHAPER_FRACTION[1]} of the link rate, bucket "
+        f"{SHAPER_BURST_BYTES[0] // 1000} kB-{SHAPER_BURST_BYTES[1] // 1000} kB log-uniform); "
+        f"one Poisson UDP source with probability {P_UDP} "
+        f"({UDP_FRACTION[0]:.0%}-{UDP_FRACTION[1]:.0%} of the (shaped) rate, 1500 B "
+        "packets, not ECN-capable). Everything else is the matrix's dumbbell (see "
+        "[RESULTS.md](RESULTS.md#configuration))."
+    )
+    L.append("")
+    L.append(
+        f"**Bounded simulated time.** ns-3 moves 10-40 k bottleneck packets per second "
+        "of wall time on this machine, so each run's length is set by its bottleneck packet "
+        f"rate: {DURATION_S:g} s nominal, longer (up to {MAX_DURATION_S:g} s, about "
+        f"{MIN_PACKETS // 1000} k packets) on slow links, and capped at "
+        f"{MAX_PACKETS // 1000} k bottleneck packets on fast ones (above about "
+        f"{MAX_PACKETS * 12000 / DURATION_S / 1e6:.0f} Mbps: 1 Gbps runs for "
+        f"{duration_for(1e9 / 12000):g} s). Metrics are measured over the last two thirds. "
+        "Flows start spread over the first second."
+    )
+    L.append("")
+    L.append(
+        "Targets (as the matrix's): utilisation within 2 percentage points; goodput share "
+        "of each flow group within 5 % relative; sojourn p50 and p90 within 15 % or 2 ms, "
+        "whichever is larger; drop and mark probability within 20 % relative."
+    )
+    L.append("")
+    L.append("## Differences per metric")
+    L.append("")
+    L.append(
+        "ns-3 - ccsim over the scenarios where the metric applies (goodput share: the "
+        "group with the largest relative difference, only with two or more groups; drop "
+        "and mark probability: only where either simulator dropped or marked)."
+    )
+    L.append("")
+    L.append("| metric | unit | scenarios | within target | median | p10 | p90 | min | max |")
+    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for metric, unit in METRICS:
+        xs = [r.diffs[metric]["diff"] for r in results if metric in r.diffs]
+        inside = sum(1 for r in results if metric in r.diffs and metric not in r.failed)
+        if not xs:
+            L.append(f"| {metric} | {unit} | 0 | | | | | | |")
+            continue
+        L.append(
+            f"| {metric} | {unit} | {len(xs)} | {inside} ({100 * inside / len(xs):.0f} %) "
+            f"| {_fmt(_q(xs, 0.5), unit)} | {_fmt(_q(xs, 0.1), unit)} | {_fmt(_q(xs, 0.9), unit)} "
+            f"| {_fmt(min(xs), unit)} | {_fmt(max(xs), unit)} |"
+        )
+    L.append("")
+    if plots and path is not None and results:
+        files = write_plots(results, path.parent / "differential")
+        L.append(
+            "Plots: each metric's difference in units of its tolerance against every "
+            "drawn parameter (a systematic gap shows as a cloud off zero in one column):"
+        )
+        L.append("")
+        for metric, fname in files:
+            L.append(f"- {metric}: ![{metric}](differential/{fname})")
+        L.append("")
+    L.append("## Speed")
+    L.append("")
+    ratios = [r.ratio for r in results if math.isfinite(r.ratio)]
+    if ratios:
+        L.append(
+            f"ns-3 / ccsim simulation wall time, per scenario, same run, both on one CPU: "
+            f"**minimum {min(ratios):.0f}\u00d7, median {_q(ratios, 0.5):.0f}\u00d7**, maximum "
+            f"{max(ratios):.0f}\u00d7 (ccsim: median of 6 identical runs around ns-3's one). "
+            "Per-scenario values are in the table at the end."
+        )
+        L.append("")
+    L.append("## Worst rows")
+    L.append("")
+    worst = sorted(results, key=lambda r: -r.worst())[:10]
+    L.append("| scenario | worst metric | ns-3 - ccsim | / tolerance | outside | causes |")
+    L.append("| --- | --- | ---: | ---: | --- | --- |")
+    for r in worst:
+        if not r.diffs:
+            continue
+        m, v = max(r.diffs.items(), key=lambda kv: abs(kv[1]["norm"]))
+        unit = dict(METRICS)[m]
+        L.append(
+            f"| {r.name} | {m} | {_fmt(v['diff'], unit)} {unit} | {v['norm']:+.1f} "
+            f"| {', '.join(r.failed) or '—'} | {_cause_links(r.causes) if not r.ok else ''} |"
+        )
+    L.append("")
+    L.append("## Scenarios outside the targets")
+    L.append("")
+    bad = [r for r in results if not r.ok]
+    if not bad:
+        L.append("None.")
+    for r in bad:
+        L.append(
+            f"- **{r.name}** ({', '.join(r.failed)}): {r.title}. Cause: "
+            + (_cause_links(r.causes) if r.causes else "not yet explained")
+        )
+    L.append("")
+    used = sorted({c for r in bad for c in r.causes}, key=list(C.CAUSES).index)
+    if used:
+        L.append(
+            "The causes are written once, in [CAUSES.md](CAUSES.md) (also used by "
+            "[RESULTS.md](RESULTS.md)); the rows above link to them. In brief:"
+        )
+        L.append("")
+        for c in used:
+            count = sum(c in r.causes for r in bad)
+            L.append(f"- [{c}](CAUSES.md#{c}) ({count} scenarios): {C.CAUSES[c].title}")
+        L.append("")
+    L.append("## All scenarios")
+    L.append("")
+    L.append(
+        "| scenario | parameters | sim. time | util. Δ pp | p50 Δ ms | p90 Δ ms | drop Δ % | "
+        "mark Δ % | share Δ % | ccsim wall | ns-3 wall | ns-3 / ccsim | |"
+    )
+    L.append("| --- | --- |" + " ---: |" * 10 + " :---: |")
+    for r in results:
+        cells = []
+        for metric, unit in (
+            ("utilisation", "pp"),
+            ("sojourn p50", "ms"),
+            ("sojourn p90", "ms"),
+            ("drop probability", "%"),
+            ("mark probability", "%"),
+            ("goodput share", "%"),
+        ):
+            if metric not in r.diffs:
+                cells.append("")
+                continue
+            s = _fmt(r.diffs[metric]["diff"], unit)
+            cells.append(f"**{s}** ❌" if metric in r.failed else s)
+        L.append(
+            f"| {r.name} | {r.title} | {r.params['duration_s']:g} s | {' | '.join(cells)} "
+            f"| {r.ccsim_wall_s:.3f} s | {r.ns3_wall_s:.1f} s | {r.ratio:.0f}\u00d7 "
+            f"| {'✅' if r.ok else '❌'} |"
+        )
+    L.append("")
+    text = "\n".join(L)
+    if path is not None:
+        path.write_text(text)
+    return text
+
+
+def _cause_links(causes: Sequence[str]) -> str:
+    return ", ".join(f"[{c}](CAUSES.md#{c})" for c in causes) or "not yet explained"
+
+
+def _date() -> str:  # pragma: no cover - used by the header only
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - needs runs
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m ccsim.differential")
+    p.add_argument("--rerender", metavar="RUNS_JSON", help="rewrite the report from stored runs")
+    p.add_argument("-o", "--output", default="bench/DIFFERENTIAL.md")
+    a = p.parse_args(argv)
+    if a.rerender:
+        rerender(Path(a.rerender), Path(a.output))
+        return 0
+    p.error("nothing to do (use ccsim compare ns3 --random N)")
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,195 @@
+"""Randomised differential testing without ns-3: the scenario generator (seeded,
+deterministic, only combinations both simulators support), the translation of drawn
+scenarios to both simulators, and the report writer on synthetic results. The one test
+that runs ns-3 skips when the ns3 wheel is absent."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import ccsim
+from ccsim import compare as C
+from ccsim import differential as D
+
+
+def test_draw_is_deterministic_and_prefix_stable():
+    a = D.draw(12, seed=5)
+    b = D.draw(12, seed=5)
+    assert [d.scenario for d in a] == [d.scenario for d in b]
+    # scenario i depends on (seed, i) only: the first 4 of 12 are the 4 of a draw of 4
+    assert [d.scenario for d in D.draw(4, seed=5)] == [d.scenario for d in a[:4]]
+    assert [d.scenario for d in D.draw(12, seed=6)] != [d.scenario for d in a]
+
+
+def test_draw_stays_in_the_supported_space():
+    drawn = D.draw(200, seed=1)
+    for d in drawn:
+        assert D.validate(d.scenario) == [], (d.scenario.name, D.validate(d.scenario))
+    kinds = {d.params["aqm"] for d in drawn}
+    assert kinds == set(D.AQMS)
+    assert any(d.params["shaper"] for d in drawn)
+    assert any(d.params["udp"] for d in drawn)
+    assert any(d.params["mixed_rtt"] for d in drawn)
+    assert any("dctcp" in d.params["cc"] for d in drawn)
+    assert any(d.params["ecn"] for d in drawn) and not all(d.params["ecn"] for d in drawn)
+    for d in drawn:
+        sc = d.scenario
+        # DCTCP only with ECN step marking; ECN flows only over an ECN queue
+        for g in sc.flows:
+            if g.cc == "dctcp":
+                assert g.ecn and sc.queue.ecn and sc.queue.kind == "red_step"
+        # groups are distinct (identical flows form one group)
+        keys = [(g.cc, g.rtt_ms, g.ecn) for g in sc.flows]
+        assert len(keys) == len(set(keys))
+        # bounded run length
+        pps = (sc.queue.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / C.WIRE_PACKET_BYTES
+        assert pps * sc.duration_s <= D.MAX_PACKETS * 1.001
+        assert sc.duration_s <= D.MAX_DURATION_S
+        assert sc.measure[0] < sc.measure[1] == sc.duration_s
+
+
+def test_validate_rejects_unsupported_combinations():
+    sc = D.draw(1, seed=3)[0].scenario
+    from dataclasses import replace
+
+    bad = replace(
+        sc, flows=(C.FlowGroup("dctcp", 20, count=2, ecn=True),), queue=C.Queue("pie", "1000p")
+    )
+    assert "DCTCP without ECN step marking" in D.validate(bad)
+    bad = replace(sc, flows=(C.FlowGroup("vegas", 20),))
+    assert any("cc vegas" in x for x in D.validate(bad))
+    bad = replace(sc, queue=C.Queue("droptail", "10p", ecn=True))
+    assert "ECN DropTail" in D.validate(bad)
+
+
+def test_fq_hash_seed_is_collision_free_in_ccsim():
+    for n in (1, 2, 17, 51):
+        seed = D.fq_hash_seed(n)
+        assert len({D.fq_bucket(i, seed) for i in range(n)}) == n
+    # the Python replica of ccsim's SplitMix64 (engine/rng.rs) on a known value
+    assert D.splitmix64(0) == 0xE220A8397B1DCDAF
+
+
+def test_duration_rule():
+    assert D.duration_for(1e6 / 12000) == D.MAX_DURATION_S  # 1 Mbps: as long as allowed
+    assert D.duration_for(20e6 / 12000) == D.MAX_DURATION_S  # 20 Mbps: 60 s, 100 k packets
+    assert D.duration_for(100e6 / 12000) == D.DURATION_S  # 100 Mbps: nominal
+    d = D.duration_for(1e9 / 12000)  # 1 Gbps: capped in packets
+    assert d * 1e9 / 12000 <= D.MAX_PACKETS
+
+
+def test_drawn_scenarios_translate_and_run_in_ccsim():
+    for d in D.draw(60, seed=1):
+        sc = d.scenario
+        cfg = C.ns3_config(sc, False, "/tmp/x.json", "/tmp/x.sojourn")  # type: ignore[arg-type]
+        assert cfg.count("\nflow ") == sc.n_flows()
+        assert cfg.count("\nudp ") == len(sc.udp)
+        assert "default ns3::CoDelQueueDisc::MinBytes 1501" in cfg
+        if sc.queue.kind == "droptail":
+            limit = int(sc.queue.limit[:-1])
+            assert f"qattr MaxSize {limit - 1}p" in cfg
+    # a short run of the slowest-link drawn scenario with UDP and a shaper, if any
+    d = next(d for d in D.draw(60, seed=1) if d.params["udp"])
+    scen = C.ccsim_scenario(d.scenario, False)
+    scen["duration"] = "2s"
+    scen["measure"] = {"start": "1s", "end": "2s"}
+    r = ccsim.run(scen)
+    assert any(f["protocol"] == "udp" for f in r.summary["flows"])
+
+
+def _cc(util=0.95, p50=10.0, p90=20.0, drop=0.01, mark=0.0, shares=(0.5, 0.5), wall=0.01):
+    return {
+        "utilisation": util,
+        "group_share": list(shares),
+        "goodput_mbps": 9.0,
+        "flow_goodput_mbps": [4.5, 4.5],
+        "jain": 1.0,
+        "sojourn_mean_ms": p50,
+        "sojourn_p50_ms": p50,
+        "sojourn_p90_ms": p90,
+        "sojourn_p99_ms": p90,
+        "drop_probability": drop,
+        "mark_probability": mark,
+        "drops": int(drop * 1000),
+        "marks": int(mark * 1000),
+        "arrivals": 1000,
+        "wall_s": wall,
+        "events": 1,
+        "bottleneck_packets": 1000,
+        "_extra": {"retransmits": 1, "timeouts": 0},
+    }
+
+
+def test_differences_and_targets():
+    d = D.Drawn(D.draw(1, seed=2)[0].scenario, D.draw(1, seed=2)[0].params)
+    ok = D.make_result(d, _cc(), _cc(wall=1.0))
+    assert ok.ok and ok.ratio == pytest.approx(100)
+    assert ok.diffs["utilisation"]["diff"] == 0
+    bad = D.make_result(d, _cc(), _cc(util=0.90, p90=30.0, drop=0.02, wall=1.0))
+    assert {"utilisation", "sojourn p90", "drop probability"} <= set(bad.failed)
+    assert bad.diffs["utilisation"]["diff"] == pytest.approx(-5.0)
+    assert bad.diffs["utilisation"]["norm"] == pytest.approx(-2.5)
+    assert bad.diffs["drop probability"]["diff"] == pytest.approx(100.0)
+    assert "mark probability" not in bad.diffs  # neither marked
+    inf = D.differences(_cc(drop=0.0), _cc(drop=0.01))
+    assert math.isfinite(inf["drop probability"]["norm"])
+
+
+def test_report_states_the_fraction_and_links_causes(tmp_path):
+    drawn = D.draw(4, seed=3)
+    results = []
+    for i, d in enumerate(drawn):
+        ns = _cc(wall=1.0) if i % 2 == 0 else _cc(util=0.85, wall=2.0)
+        results.append(D.make_result(d, _cc(), ns))
+    results[1].causes = ["ns3-rto"]
+    header = {"date": "today", "machine": "m", "ccsim": "x", "ns-3": "3.44", "requested": 60}
+    text = D.write_markdown(results, header, tmp_path / "DIFFERENTIAL.md")
+    assert "50 % of the random scenarios are within every target" in text
+    assert "4 run of 60 requested" in text
+    assert "minimum 100\u00d7, median 150\u00d7" in text
+    assert "[ns3-rto](CAUSES.md#ns3-rto)" in text
+    assert "not yet explained" in text  # results[3] has no cause
+    assert (tmp_path / "differential" / "utilisation.png").exists()
+    causes = C.write_causes(tmp_path / "CAUSES.md")
+    for key in C.CAUSES:
+        assert causes.count(f'<a id="{key}"></a>') == 1
+    # every cause a matrix row or a rule refers to exists
+    for keys, _ in C.EXPLANATIONS.values():
+        assert set(keys) <= set(C.CAUSES)
+    assert {k for k, _ in D.CAUSE_RULES} <= set(C.CAUSES)
+
+
+def test_cli_parses_random():
+    p = C.build_parser()
+    a = p.parse_args(["--random"])
+    assert a.random == 60 and a.seed == 1
+    a = p.parse_args(["--random", "5", "--seed", "9"])
+    assert a.random == 5 and a.seed == 9
+
+
+def _ns3_installed() -> bool:
+    import importlib.metadata as md
+
+    try:
+        md.distribution("ns3")
+    except md.PackageNotFoundError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ns3_installed(), reason="ns-3 (pip install '.[ns3]') is not installed")
+def test_one_random_scenario_in_both_simulators(tmp_path):  # pragma: no cover - needs ns-3
+    try:
+        build = C.find_ns3()
+        source = C.find_source()
+    except C.Ns3Unavailable as exc:
+        pytest.skip(str(exc))
+    d = min(D.draw(60, seed=1), key=lambda d: d.scenario.rate_mbps * d.scenario.duration_s)
+    exe = C.build_ns3_program(build, source, tmp_path / "dumbbell")
+    res, walls = C.run_ccsim(d.scenario, False, repeats=1)
+    cc = C.ccsim_metrics(d.scenario, res, walls)
+    ns = C.run_ns3(d.scenario, False, exe, tmp_path)
+    r = D.make_result(d, cc, ns)
+    assert set(r.diffs) >= {"utilisation", "sojourn p50", "sojourn p90"}
