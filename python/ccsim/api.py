@@ -145,17 +145,17 @@ def simulate(
     interval_ns = _core.duration_ns(control_interval, "control_interval")
     try:
         if callable(progress):
-            summary_json, raw = _core.run(
+            summary_json, raw, pcap = _core.run(
                 source.text, source.fmt, progress, controller, interval_ns
             )
         else:
             with progress_bar(enabled=bool(progress), description=source.label) as update:
-                summary_json, raw = _core.run(
+                summary_json, raw, pcap = _core.run(
                     source.text, source.fmt, update, controller, interval_ns
                 )
     except ScenarioError as exc:
         raise _explained(exc, source) from None
-    result = RunResult.from_core(summary_json, raw)
+    result = RunResult.from_core(summary_json, raw, pcap)
     result.summary["overrides"] = dict(source.overrides)
     result.summary["scenario"] = source.document()
     return result

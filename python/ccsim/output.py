@@ -24,7 +24,7 @@ PLOT_FILES = tuple(
     for fmt in ("png", "pdf", "svg")
 )
 OWNED_FILES = frozenset(
-    [f"{name}.parquet" for name in KNOWN_TABLES] + ["summary.json", *PLOT_FILES]
+    [f"{name}.parquet" for name in KNOWN_TABLES] + ["summary.json", "trace.pcapng", *PLOT_FILES]
 )
 
 

@@ -35,6 +35,8 @@ PARQUET_OPTIONS: dict[str, Any] = {
 }
 
 SUMMARY_FILE = "summary.json"
+#: Where ``[trace] pcap`` writes its capture in a result directory.
+PCAP_FILE = "trace.pcapng"
 
 
 class PlotError(RuntimeError):
@@ -93,10 +95,14 @@ class RunResult:
 
     summary: dict[str, Any]
     tables: dict[str, pa.Table]
+    #: The pcapng capture of ``[trace] pcap`` (written as ``trace.pcapng``), if any.
+    pcap: bytes | None = None
 
     @classmethod
-    def from_core(cls, summary_json: str, raw: dict[str, Any]) -> RunResult:
-        return cls(summary=json.loads(summary_json), tables=tables_from_core(raw))
+    def from_core(
+        cls, summary_json: str, raw: dict[str, Any], pcap: bytes | None = None
+    ) -> RunResult:
+        return cls(summary=json.loads(summary_json), tables=tables_from_core(raw), pcap=pcap)
 
     def write(
         self,
@@ -122,6 +128,8 @@ class RunResult:
         plot_failure: Exception | None = None
         with staged_dir(out) as stage:
             write_results(self.summary, self.tables, stage)
+            if self.pcap is not None:
+                (stage / PCAP_FILE).write_bytes(self.pcap)
             if plots:
                 from ccsim.plots.run import plot_results
 

@@ -101,7 +101,8 @@ def simulate(
     """Run scenario JSON in the core (GIL released); the summary and the ``series`` tables
     as the core gives them (the store converts a whole batch to Arrow at once). An
     exception raised by ``progress`` stops the run and propagates."""
-    summary_json, raw = _core.run(text, "json", progress)
+    # A sweep keeps tables, not captures: `[trace] pcap` is for single runs.
+    summary_json, raw, _pcap = _core.run(text, "json", progress)
     return json.loads(summary_json), {name: raw[name] for name in series if name in raw}
 
 

@@ -202,4 +202,6 @@ impl Summary {
 pub struct RunOutput {
     pub summary: Summary,
     pub tables: Vec<Table>,
+    /// The pcapng capture `[trace] pcap` asked for.
+    pub pcap: Option<Vec<u8>>,
 }

@@ -218,8 +218,9 @@ fn parse_check(py: Python<'_>, text: &str, fmt: &str) -> PyResult<()> {
 
 /// Parse, validate and simulate a scenario.
 ///
-/// Returns `(summary_json, tables)` with `tables = {name: {column: (dtype, data)}}`,
-/// dtype one of "f64", "u64", "u32" (data: little-endian `bytes`) or "str" (data: `list[str]`).
+/// Returns `(summary_json, tables, pcap)` with `tables = {name: {column: (dtype, data)}}`,
+/// dtype one of "f64", "u64", "u32" (data: little-endian `bytes`) or "str" (data: `list[str]`),
+/// and `pcap` the pcapng capture's `bytes` when `[trace] pcap` asked for one, else `None`.
 /// `progress`, if given, is called with the fraction of simulated time done.
 #[pyfunction]
 #[pyo3(signature = (text, fmt, progress = None, controller = None, control_interval_ns = 100_000_000))]
@@ -230,12 +231,13 @@ fn run<'py>(
     progress: Option<Py<PyAny>>,
     controller: Option<Py<PyAny>>,
     control_interval_ns: u64,
-) -> PyResult<(String, Bound<'py, PyDict>)> {
+) -> PyResult<(String, Bound<'py, PyDict>, Option<Bound<'py, PyBytes>>)> {
     let scenario = parse_and_validate(py, text, fmt)?;
     let control = controller.as_ref().map(|c| (c, control_interval_ns));
     let (output, summary) = py.detach(|| simulate(&scenario, progress.as_ref(), control))?;
     let tables = tables_to_py(py, &output.tables)?;
-    Ok((summary, tables))
+    let pcap = output.pcap.as_deref().map(|b| PyBytes::new(py, b));
+    Ok((summary, tables, pcap))
 }
 
 /// The version of the simulator core.

@@ -54,7 +54,12 @@ pub struct Link {
     pub name: String,
     pub from: u32,
     pub to: u32,
+    /// The pcapng interface this link's departures are captured on, or [`NO_PCAP`].
+    pub pcap_iface: u32,
 }
+
+/// A link whose packets are not captured.
+pub const NO_PCAP: u32 = u32::MAX;
 
 impl Link {
     /// Nothing on the wire, nothing pending: a packet arriving `now` can start at once.

@@ -330,14 +330,21 @@ pub enum QdiscStateMode {
 }
 
 /// `[trace]`: which optional recorders run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceSpec {
     pub qdisc_state: QdiscStateMode,
     /// Every drop and mark at the bottleneck (`queue_events`).
     pub queue_events: bool,
     /// Every RTT sample of the flows with `trace = true` (`rtt_samples`).
     pub rtt_samples: bool,
+    /// Links whose departing packets go to a pcapng capture (`trace.pcap`), by name.
+    pub pcap: Vec<String>,
+    /// At most this many packets in the capture (default 1,000,000).
+    pub pcap_max_packets: u64,
 }
+
+/// Default packet cap of a pcap capture: about 100 MB of headers.
+pub const DEFAULT_PCAP_PACKETS: u64 = 1_000_000;
 
 impl Default for TraceSpec {
     fn default() -> Self {
@@ -345,6 +352,8 @@ impl Default for TraceSpec {
             qdisc_state: QdiscStateMode::Interval,
             queue_events: false,
             rtt_samples: false,
+            pcap: Vec::new(),
+            pcap_max_packets: DEFAULT_PCAP_PACKETS,
         }
     }
 }
@@ -1629,6 +1638,15 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
                 qdisc_state: t.qdisc_state.map_or(QdiscStateMode::Interval, |g| g.value),
                 queue_events: t.queue_events.is_some_and(|g| g.value.0),
                 rtt_samples,
+                pcap: t
+                    .pcap
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|g| g.value.0)
+                    .collect(),
+                pcap_max_packets: t
+                    .pcap_max_packets
+                    .map_or(DEFAULT_PCAP_PACKETS, |g| g.value.0),
             }
         }
     };

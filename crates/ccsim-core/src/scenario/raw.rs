@@ -438,6 +438,8 @@ pub(super) struct RawTrace {
     pub qdisc_state: Option<Given<QdiscStateMode>>,
     pub queue_events: Option<Given<Flag>>,
     pub rtt_samples: Option<Given<Flag>>,
+    pub pcap: Option<Vec<Given<Kind>>>,
+    pub pcap_max_packets: Option<Given<Int<1, 100_000_000>>>,
 }
 
 impl Leaf for QdiscStateMode {

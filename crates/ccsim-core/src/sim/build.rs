@@ -7,7 +7,7 @@ use crate::cc::{self, CongestionControl, Knob, KnobUnit};
 use crate::control::deadline::{DeadlineController, DeadlineParams};
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::engine::{serialisation_ns, Event, Scheduler};
-use crate::net::link::{DelayLine, Link};
+use crate::net::link::{DelayLine, Link, NO_PCAP};
 use crate::net::packet::{PacketPool, TCP_IP_HEADER_BYTES};
 use crate::net::topology::Topology;
 use crate::ppv::marker::{Marker, MarkerParams};
@@ -20,7 +20,7 @@ use crate::stats::{QueueSnapshot, QueueStats};
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
 use crate::tcp::sender::TcpSender;
 use crate::tcp::TcpConfig;
-use crate::trace::{QdiscStateTrace, QueueEvents, Series};
+use crate::trace::{Pcap, QdiscStateTrace, QueueEvents, Series};
 use crate::udp::UdpSource;
 
 /// Default access-link rate as a multiple of the bottleneck rate.
@@ -424,7 +424,30 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
             line,
             in_flight: None,
             stats: QueueStats::new(p.stats_hist),
+            pcap_iface: NO_PCAP,
         });
+    }
+    // `[trace] pcap`: the named links, one capture interface each, in the order given.
+    for (k, name) in sc.trace.pcap.iter().enumerate() {
+        let Some(l) = links.iter_mut().find(|l| l.name == *name) else {
+            let some: Vec<&str> = links.iter().take(6).map(|l| l.name.as_str()).collect();
+            return Err(ScenarioError::new(
+                format!("trace.pcap[{k}]"),
+                format!(
+                    "no link named {name:?} (links: {}, ...: \"bottleneck\", \
+                     \"bottleneck-reverse\", or a host's \"tcp<group>.<k>-access-up\", \
+                     \"-access-down\", \"-access-ack-up\", \"-access-ack-down\")",
+                    some.join(", ")
+                ),
+            ));
+        };
+        if l.pcap_iface != NO_PCAP {
+            return Err(ScenarioError::new(
+                format!("trace.pcap[{k}]"),
+                format!("{name:?} is listed twice"),
+            ));
+        }
+        l.pcap_iface = k as u32;
     }
 
     // Routes: forward and reverse per flow.
@@ -647,6 +670,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         qdisc_trace: (sc.trace.qdisc_state != QdiscStateMode::Off).then(QdiscStateTrace::default),
         qdisc_trace_updates: sc.trace.qdisc_state == QdiscStateMode::Updates,
         queue_events: sc.trace.queue_events.then(QueueEvents::default),
+        pcap: (!sc.trace.pcap.is_empty())
+            .then(|| Box::new(Pcap::new(&sc.trace.pcap, sc.trace.pcap_max_packets))),
         last_tick_signals: vec![(0, 0); n_flows],
         last_tick_departed: 0,
         last_tick_serialised: 0.0,

@@ -19,7 +19,7 @@ use crate::stats::QueueSnapshot;
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
 use crate::tcp::sender::TcpSender;
 use crate::tcp::{TcpConfig, TcpIo, TimerFire};
-use crate::trace::{DeadlineTrace, QdiscStateTrace, QueueEvents, Series, Transfer};
+use crate::trace::{DeadlineTrace, Pcap, QdiscStateTrace, QueueEvents, Series, Transfer};
 use crate::udp::UdpSource;
 
 /// One TCP flow: both endpoints and what the scenario said about it.
@@ -235,6 +235,8 @@ pub struct World {
     pub(crate) convergence_base: Option<Vec<u64>>,
     /// Decisions of the flows' DA-LBE controllers.
     pub(crate) deadline_trace: DeadlineTrace,
+    /// `[trace] pcap`: the capture of the chosen links' departures.
+    pub(crate) pcap: Option<Box<Pcap>>,
 }
 
 impl World {
@@ -800,6 +802,10 @@ impl World {
         link.stats.on_departure(sojourn_ns, size, in_window);
         let tx_end = now + serialisation_ns(size, link.rate_bps);
         link.busy_until_ns = tx_end;
+        if link.pcap_iface != crate::net::link::NO_PCAP {
+            self.capture(l, id, now);
+        }
+        let link = &mut self.links[l as usize];
         let arrive = tx_end + link.delay_ns;
         let zero_delay = link.delay_ns == 0;
         let queued = if may_be_queued {
@@ -843,6 +849,28 @@ impl World {
             dl.event_at = Some(arrive);
             self.sched.at(arrive, Event::LineArrive(k));
         }
+    }
+
+    /// Write packet `id`, starting its transmission on link `l`, to the capture.
+    #[cold]
+    fn capture(&mut self, l: u32, id: PacketId, now: u64) {
+        let Some(cap) = self.pcap.as_mut() else {
+            return;
+        };
+        let p = self.pool.get(id);
+        let wire = self
+            .tcp
+            .get(p.flow as usize)
+            .map(|f| crate::trace::pcap::FlowWire {
+                mss: f.sender.cfg.mss,
+                total_bytes: f.sender.cfg.total_bytes,
+            });
+        let sack = if p.n_sack > 0 {
+            &self.pool.sack(id)[..p.n_sack as usize]
+        } else {
+            &[][..]
+        };
+        cap.record(self.links[l as usize].pcap_iface, now, p, sack, wire);
     }
 
     fn line_arrive(&mut self, k: u32) {

@@ -7,9 +7,11 @@
 //! discipline's timer, a drop or mark at the bottleneck, an RTT sample, a transfer's
 //! end); the opt-in ones are `None` in `World` when off, so they cost one branch.
 
+pub mod pcap;
 mod series;
 mod summary;
 
+pub use pcap::Pcap;
 pub(crate) use series::Series;
 pub use summary::TABLE_NAMES;
 

@@ -175,7 +175,11 @@ impl World {
         let mut tables = self.tables(&summary, hist);
         tables.push(transfers_table(&transfers, self.duration_ns));
         tables.extend(self.trace_tables());
-        RunOutput { summary, tables }
+        RunOutput {
+            summary,
+            tables,
+            pcap: self.pcap.as_ref().map(|p| p.bytes().to_vec()),
+        }
     }
 
     pub(crate) fn tables(
