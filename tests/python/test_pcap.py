@@ -10,11 +10,11 @@ from __future__ import annotations
 import shutil
 import struct
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import tomllib
 
 import ccsim
 
@@ -80,7 +80,14 @@ def test_unknown_link_is_named() -> None:
 def tshark(capture: Path, interface: int, display: str, *fields: str) -> list[str]:
     """tshark's two-pass analysis of one interface's packets (a flow captured on several
     links would otherwise look retransmitted at each), the rows matching ``display``."""
-    args = [TSHARK or "tshark", "-r", str(capture), "-2", "-R", f"frame.interface_id == {interface}"]
+    args = [
+        TSHARK or "tshark",
+        "-r",
+        str(capture),
+        "-2",
+        "-R",
+        f"frame.interface_id == {interface}",
+    ]
     args += ["-Y", display, "-T", "fields", *(a for f in fields for a in ("-e", f))]
     done = subprocess.run(args, capture_output=True, text=True, check=True, timeout=300)
     return [line for line in done.stdout.splitlines() if line.strip()]
