@@ -169,3 +169,15 @@ def test_paper_002_experiments_load():
     for i in sorted(ids):
         exp = load_experiment(PATHS[i])
         assert exp.checks, i
+
+
+def test_paper_002_runs_data_and_a_shaper_on_the_reverse_path():
+    """Issue 15 done-when 4 in use: 002:fig6's pages come down the CMTS downstream (a
+    token bucket and a DropTail queue on the reverse path) while 15 uploads go up."""
+    base = load_experiment(PATHS["002:fig6"]).sweep_document("main", quick=True)["base"]
+    link = base["bottleneck"]
+    assert link["reverse_shaper"] == {"sustained": "20Mbps", "peak": "50Mbps", "burst": "20MB"}
+    assert link["reverse_queue"]["kind"] == "droptail"
+    directions = [g.get("direction", "forward") for g in base["flows"]]
+    assert directions.count("forward") == 1 and directions.count("reverse") == 4
+    assert sum(g["count"] for g in base["flows"] if g.get("direction") == "reverse") == 100
