@@ -17,7 +17,7 @@
 // from these by the same Python code as ccsim's.
 //
 // Investigation aids (stderr): DUMBBELL_DEBUG=1 prints every recovery and RTO with the
-// sender's RTO and smoothed RTT; DUMBBELL_CWND=i prints flow i's congestion window;
+// sender's RTO and smoothed RTT, and every retransmitted segment (its number); DUMBBELL_CWND=i prints flow i's congestion window;
 // DUMBBELL_SOJOURN=1 prints every bottleneck packet's sojourn time.
 // DUMBBELL_MARKS=1 prints every ECN mark of the bottleneck queue disc (time, sojourn, backlog).
 
@@ -86,6 +86,7 @@ struct RunConfig
     std::vector<std::pair<std::string, std::string>> defaults;
     // Optional token-bucket shaper in front of it (ns-3 TbfQueueDisc as the root, the
     // queue disc above as its one child); 0 = none.
+    bool prr64 = false; // TcpPrrRecovery64 instead of ns-3 3.44's TcpPrrRecovery
     uint64_t shaperRateBps = 0;
     uint32_t shaperBurstBytes = 0;
     std::vector<FlowCfg> flows;
@@ -148,6 +149,8 @@ ReadConfig(const std::string& path)
             s >> c.ampleQueuePackets;
         else if (k == "qdisc")
             s >> c.qdisc;
+        else if (k == "prr64")
+            s >> c.prr64;
         else if (k == "shaper_rate_bps")
             s >> c.shaperRateBps;
         else if (k == "shaper_burst_bytes")
@@ -255,6 +258,95 @@ class BulkSender : public Application
     bool m_ecn = false;
     Ptr<TcpSocketBase> m_socket;
 };
+
+// ns-3 3.44's TcpPrrRecovery with its 32-bit overflow fixed (ns-3 issue #1282, fixed
+// after 3.44): `m_prrDelivered * m_ssThresh` is computed in 64 bits, as Linux's
+// `tcp_cwnd_reduction` does (`div_u64`). In 3.44 the product wraps once it passes 2^32
+// (ssthresh above ~32 segments), sendCount goes negative and the sender falls silent for
+// the rest of every reduction. Selected with `prr64 1` (cause `ns3-prr-overflow`);
+// otherwise the body is TcpPrrRecovery's, line for line.
+class TcpPrrRecovery64 : public TcpClassicRecovery
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpPrrRecovery64")
+                                .SetParent<TcpClassicRecovery>()
+                                .AddConstructor<TcpPrrRecovery64>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+
+    std::string GetName() const override
+    {
+        return "PrrRecovery64";
+    }
+
+    void EnterRecovery(Ptr<TcpSocketState> tcb,
+                       uint32_t,
+                       uint32_t,
+                       uint32_t deliveredBytes) override
+    {
+        m_prrOut = 0;
+        m_prrDelivered = 0;
+        m_recoveryFlightSize = tcb->m_bytesInFlight;
+        DoRecovery(tcb, deliveredBytes, true);
+    }
+
+    void DoRecovery(Ptr<TcpSocketState> tcb, uint32_t deliveredBytes, bool isDupAck) override
+    {
+        if (isDupAck && m_prrDelivered < m_recoveryFlightSize)
+        {
+            deliveredBytes += tcb->m_segmentSize;
+        }
+        if (deliveredBytes == 0)
+        {
+            return;
+        }
+        m_prrDelivered += deliveredBytes;
+        int sendCount;
+        if (tcb->m_bytesInFlight > tcb->m_ssThresh)
+        {
+            sendCount = std::ceil(static_cast<uint64_t>(m_prrDelivered) * tcb->m_ssThresh * 1.0 /
+                                  m_recoveryFlightSize) -
+                        m_prrOut;
+        }
+        else
+        {
+            int limit = std::max(m_prrDelivered - m_prrOut, deliveredBytes);
+            if (tcb->m_isRetransDataAcked)
+            {
+                limit += tcb->m_segmentSize;
+            }
+            sendCount = std::min(limit, static_cast<int>(tcb->m_ssThresh - tcb->m_bytesInFlight));
+        }
+        sendCount = std::max(sendCount, static_cast<int>(m_prrOut > 0 ? 0 : tcb->m_segmentSize));
+        tcb->m_cWnd = tcb->m_bytesInFlight + sendCount;
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+
+    void ExitRecovery(Ptr<TcpSocketState> tcb) override
+    {
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+
+    void UpdateBytesSent(uint32_t bytesSent) override
+    {
+        m_prrOut += bytesSent;
+    }
+
+    Ptr<TcpRecoveryOps> Fork() override
+    {
+        return CopyObject<TcpPrrRecovery64>(this);
+    }
+
+  private:
+    uint32_t m_prrDelivered{0};
+    uint32_t m_prrOut{0};
+    uint32_t m_recoveryFlightSize{0};
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpPrrRecovery64);
 
 // Poisson UDP background: packets of a fixed size with exponential gaps of mean
 // size * 8 / rate, as ccsim's `pattern = "poisson"` UDP source.
@@ -489,12 +581,16 @@ OnEcnState(size_t i, TcpSocketState::EcnState_t, TcpSocketState::EcnState_t now)
 void
 OnRetransmission(size_t i,
                  Ptr<const Packet>,
-                 const TcpHeader&,
+                 const TcpHeader& h,
                  const Address&,
                  const Address&,
                  Ptr<const TcpSocketBase>)
 {
     ++g_flows[i].retransmissions;
+    static const bool dbg = std::getenv("DUMBBELL_DEBUG") != nullptr;
+    if (dbg)
+        std::cerr << Simulator::Now().GetSeconds() << " flow " << i << " retransmits "
+                  << h.GetSequenceNumber().GetValue() / 1448 << "\n";
 }
 
 DataRate
@@ -548,6 +644,11 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(NanoSeconds(c.connTimeoutNs)));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(c.minRtoNs)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    if (c.prr64)
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                           TypeIdValue(TcpPrrRecovery64::GetTypeId()));
+    }
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
     // Forwarding only: a router checks a packet's destination against the addresses of
@@ -627,6 +728,13 @@ main(int argc, char* argv[])
     for (auto& [name, value] : c.qattrs)
     {
         aqm->SetAttribute(name, StringValue(value));
+    }
+    // FQ-CoDel's quantum has no attribute; it defaults to the device's MTU, which a child
+    // of the token bucket cannot see (its configuration check then fails). Set it to the
+    // MTU, 1500 B, as ccsim's quantum.
+    if (Ptr<FqCoDelQueueDisc> fq = DynamicCast<FqCoDelQueueDisc>(aqm))
+    {
+        fq->SetQuantum(c.wirePacketBytes);
     }
 
     // Access links.
