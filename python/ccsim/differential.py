@@ -218,6 +218,7 @@ def draw_one(rng: random.Random, name: str, seed: int) -> Drawn:
         start_spread_s=START_SPREAD_S,
         seed=seed,
         udp=udp,
+        ns3_prr64=True,
     )
     cc_label = "+".join(sorted({g.cc for g in groups}))
     params = {
@@ -463,6 +464,7 @@ def run(
         log(f"compiled {source.name} against ns-3 {build.version} in {time.monotonic() - t0:.0f} s")
         load0 = os.getloadavg()
         results: list[Result] = []
+        errors: list[str] = []
         runs_json = output.parent / "differential" / "runs.json"
         start = time.monotonic()
         for i, d in enumerate(drawn):
@@ -472,7 +474,12 @@ def run(
             sc = d.scenario
             t1 = time.monotonic()
             result, walls = C.run_ccsim(sc, False)
-            ns = C.run_ns3(sc, False, exe, work)
+            try:
+                ns = C.run_ns3(sc, False, exe, work)
+            except RuntimeError as exc:  # reported, not fatal: the draw goes on
+                errors.append(f"{sc.name} ({sc.title}): {str(exc).splitlines()[0]}")
+                log(f"[{i + 1}/{len(drawn)}] {sc.name}: ns-3 failed: {exc}")
+                continue
             walls += C.run_ccsim(sc, False, like=result)[1]
             cc = C.ccsim_metrics(sc, result, walls)
             r = make_result(d, cc, ns, C.ns3_notes(sc, ns, cc))
@@ -494,6 +501,7 @@ def run(
         header["elapsed"] = f"{minutes:.1f} min for {len(results)} scenarios"
         header["requested"] = n
         header["seed"] = seed
+        header["errors"] = errors
         save_results(results, runs_json, {"n": n, "seed": seed, "header": header})
         write_markdown(results, header, output)
         C.write_causes(output.parent / "CAUSES.md")
@@ -624,6 +632,8 @@ def write_markdown(
         f"- **scenarios**: {n} run of {req} requested (seed {header.get('seed', 1)})"
         + ("" if n >= req else f"; the remaining {req - n} did not fit the time available")
     )
+    for e in header.get("errors", []):
+        L.append(f"- **not run** (ns-3 failed): {e}")
     L.append("")
     L.append(f"**{pct:.0f} % of the random scenarios are within every target** ({n_ok} of {n}).")
     L.append("")
