@@ -1,4 +1,4 @@
-//! PIE (Proportional Integral controller Enhanced), two variants behind one controller.
+//! PIE (Proportional Integral controller Enhanced), three variants behind one controller.
 //!
 //! **`variant = "rfc8033"` (default)**: RFC 8033 as Linux implements it
 //! (`net/sched/sch_pie.c`, `include/net/pie.h`, which cite RFC 8033):
@@ -56,6 +56,30 @@
 //!   recommends a 5 KB threshold and §III-D calls 100 ms the default max_burst; §IV's
 //!   values are the ones its experiments use. §V: α = 0.25 and β = 2.5 are chosen "so
 //!   that multiplications can be done using simple adds and shifts".)
+//!
+//! **`variant = "ns2"`**: the authors' ns-2 `queue/pie.cc` (Natarajan, Pan, Piglione,
+//! White, Hayakawa; Cisco/CableLabs © 2013-2014, non-DOCSIS path), which paper 002's and
+//! paper 003's simulations ran. Defaults as `pie2013` (paper 002 §IV); where it differs:
+//! - Burst allowance: 0 at creation; the first arrival after a quiet spell arms it
+//!   (`NO_BURST` → `IN_BURST_PROTECTING`, allowance = `max_burst`) and goes on to the
+//!   coin; while any is left the update holds p at 0; every update spends `tupdate` of
+//!   it; after p = 0 with both delays below `target/2` and no allowance, the state
+//!   moves to `IN_BURST` and, after more than 1.5 s / `tupdate` such updates in a row
+//!   (`BURST_RESET_TIMEOUT`), back to `NO_BURST`.
+//! - Rate: a cycle starts when the backlog after a departure is ≥ `dq_threshold`, ends
+//!   when its count is ≥ `dq_threshold` (`pie2013`: >), weight 1/2.
+//! - Update: the six-tier table (/32 below 0.1 %, /8 below 1 %, /2 below 10 %, ×2 below
+//!   1, ×8 below 10, ×32 beyond), the 2 % cap at p ≥ 10 %, then `p ×= 0.98` when both
+//!   delays are 0 or `+2 %` when the delay is above 200 ms; p ≥ 0 but not bounded by 1;
+//!   quiet updates (both delays below target/2, p = 0, a rate known) restart the rate
+//!   estimate.
+//! - Arrival: no early drop when the *previous* delay is below `target/2` and p < 20 %,
+//!   or with at most 2 packets of `mtu` queued; then a plain coin (no
+//!   de-randomisation); with `ecn` a selected ECT packet is marked, below
+//!   `ecn_threshold` only when that is given (ns-2's `use_mark_p`/`mark_p`).
+//! - Departures from ns-2: a rate cycle under way when the estimate is restarted goes
+//!   on from 0 bytes (ns-2: from -1); `limit` counts packets (ns-2: `qlim × mean_pktsize`
+//!   bytes).
 //!
 //! Units: `alpha` and `beta` are in Hz (probability per second of delay error), as the
 //! paper and RFC write them; Linux's `tc` integers are 16× these (alpha 2 = 0.125 Hz).
@@ -141,7 +165,23 @@ pub enum Variant {
     Rfc8033,
     /// Pan et al., HPSR 2013 (paper 002).
     Pie2013,
+    /// The authors' ns-2 `queue/pie.cc` (Cisco/CableLabs 2013-2014), which papers 002
+    /// and 003 ran.
+    Ns2,
 }
+
+/// ns-2 `pie.cc`'s burst-allowance states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BurstState {
+    NoBurst,
+    Protecting,
+    InBurst,
+}
+
+/// ns-2 `pie.h` `BURST_RESET_TIMEOUT`: quiet time before the allowance can be re-armed.
+const NS2_BURST_RESET_NS: u64 = 1_500_000_000;
+/// ns-2 `pie.cc`: `p += 0.02` above this delay (Linux: 250 ms).
+const NS2_BOOST_DELAY_NS: u64 = 200_000_000;
 
 /// The auto-tuning table of α and β.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +190,9 @@ pub enum Autotune {
     Rfc8033,
     /// Paper 002 §III-B / Linux 3.14–3.x: three tiers (/8, /2, 1).
     Pie2013,
+    /// ns-2 `pie.cc` `calculate_p`: /32 below 0.1 %, /8 below 1 %, /2 below 10 %, then
+    /// ×2 below 1, ×8 below 10, ×32 (p is not bounded by 1 there).
+    Ns2,
 }
 
 impl Autotune {
@@ -176,6 +219,21 @@ impl Autotune {
                     0.5
                 } else {
                     1.0
+                }
+            }
+            Autotune::Ns2 => {
+                if p < 0.001 {
+                    1.0 / 32.0
+                } else if p < 0.01 {
+                    0.125
+                } else if p < 0.1 {
+                    0.5
+                } else if p < 1.0 {
+                    2.0
+                } else if p < 10.0 {
+                    8.0
+                } else {
+                    32.0
                 }
             }
         }
@@ -238,14 +296,22 @@ pub struct PieController {
     dq_count: Option<u64>,
     /// Linux rate mode: bytes per psched tick << 8 (`u32`).
     avg_dq_rate_linux: u32,
-    /// pie2013: bytes per ns.
+    /// pie2013 and ns2: bytes per ns.
     avg_drate: f64,
     next_update_ns: u64,
+    /// ns2: the burst-allowance state machine and its quiet-update count.
+    burst_state: BurstState,
+    burst_reset: u64,
 }
 
 impl PieController {
     pub fn new(cfg: PieConfig) -> Self {
-        let burst = cfg.max_burst_ns;
+        // ns-2 arms the allowance at the first arrival, not at creation.
+        let burst = if cfg.variant == Variant::Ns2 {
+            0
+        } else {
+            cfg.max_burst_ns
+        };
         let first = cfg.first_update_ns;
         PieController {
             cfg,
@@ -259,6 +325,8 @@ impl PieController {
             avg_dq_rate_linux: 0,
             avg_drate: 0.0,
             next_update_ns: first,
+            burst_state: BurstState::NoBurst,
+            burst_reset: 0,
         }
     }
 
@@ -290,7 +358,7 @@ impl PieController {
     /// in timestamp mode).
     pub fn avg_dq_rate_bps(&self) -> f64 {
         match self.cfg.variant {
-            Variant::Pie2013 => self.avg_drate * 8e9,
+            Variant::Pie2013 | Variant::Ns2 => self.avg_drate * 8e9,
             Variant::Rfc8033 => {
                 self.avg_dq_rate_linux as f64 / (1u64 << PIE_SCALE) as f64 * 8e9
                     / (1u64 << PSCHED_SHIFT) as f64
@@ -337,6 +405,9 @@ impl PieController {
     /// Linux `pie_drop_early` (and paper 002 §III-A): whether to drop (or mark) an
     /// arriving packet of `size` bytes with `backlog` bytes queued before it.
     pub fn drop_early(&mut self, backlog_bytes: u64, size: u64, rng: &mut SimRng) -> bool {
+        if self.cfg.variant == Variant::Ns2 {
+            return self.drop_early_ns2(backlog_bytes, rng);
+        }
         if self.exempt(backlog_bytes) {
             return false;
         }
@@ -363,6 +434,27 @@ impl PieController {
             return true;
         }
         false
+    }
+
+    /// ns-2 `PIEQueue::drop_early` (non-DOCSIS): the allowance is armed by the first
+    /// arrival after a quiet spell (and the same arrival goes on to the coin); the guard
+    /// tests the previous delay estimate; no de-randomisation.
+    fn drop_early_ns2(&mut self, backlog_bytes: u64, rng: &mut SimRng) -> bool {
+        if self.burst_ns > 0 {
+            return false;
+        }
+        if self.burst_state == BurstState::NoBurst {
+            self.burst_state = BurstState::Protecting;
+            self.burst_ns = self.cfg.max_burst_ns;
+        }
+        let u = rng.uniform();
+        if self.qdelay_old_ns < self.cfg.target_ns / 2 && self.prob < 0.2 {
+            return false;
+        }
+        if backlog_bytes <= 2 * self.cfg.mtu_bytes {
+            return false;
+        }
+        u <= self.prob
     }
 
     /// Whether a packet selected for dropping may be CE-marked instead (before asking
@@ -395,6 +487,7 @@ impl PieController {
     pub fn on_dequeue(&mut self, now: u64, sojourn_ns: u64, size: u64, backlog_after: u64) {
         match self.cfg.variant {
             Variant::Pie2013 => self.on_dequeue_2013(now, size, backlog_after),
+            Variant::Ns2 => self.on_dequeue_ns2(now, size, backlog_after),
             Variant::Rfc8033 if !self.cfg.dq_rate_estimator => {
                 self.qdelay_ns = sojourn_ns;
                 let dtime = self.dq_tstamp.map_or(0, |t| now - t);
@@ -486,6 +579,104 @@ impl PieController {
         }
     }
 
+    /// ns-2 `PIEQueue::deque` (byte mode): a cycle starts when the backlog after a
+    /// departure is at least `dq_threshold` (that departure counted), ends once
+    /// `dq_count >= dq_threshold`, averages with weight 1/2, and restarts while more
+    /// than `dq_threshold` is queued. No burst accounting here (it is per update).
+    fn on_dequeue_ns2(&mut self, now: u64, size: u64, backlog_after: u64) {
+        let th = self.cfg.dq_threshold_bytes;
+        if backlog_after >= th && self.dq_count.is_none() {
+            self.dq_tstamp = Some(now);
+            self.dq_count = Some(0);
+        }
+        let Some(count) = self.dq_count.as_mut() else {
+            return;
+        };
+        *count += size;
+        if *count < th {
+            return;
+        }
+        let start = self.dq_tstamp.unwrap_or(now);
+        let dq_int = now - start;
+        if dq_int > 0 {
+            let dq_rate = *count as f64 / dq_int as f64;
+            self.avg_drate = if self.avg_drate == 0.0 {
+                dq_rate
+            } else {
+                0.5 * self.avg_drate + 0.5 * dq_rate
+            };
+        }
+        if backlog_after > th {
+            self.dq_tstamp = Some(now);
+            self.dq_count = Some(0);
+        } else {
+            self.dq_tstamp = None;
+            self.dq_count = None;
+        }
+    }
+
+    /// ns-2 `PIEQueue::calculate_p` (non-DOCSIS).
+    fn update_ns2(&mut self, backlog_bytes: u64) {
+        let cfg = &self.cfg;
+        let missing_init = self.avg_drate <= 0.0;
+        let qdelay = if missing_init {
+            0
+        } else {
+            (backlog_bytes as f64 / self.avg_drate).round() as u64
+        };
+        let old = self.qdelay_old_ns;
+        let secs = |ns: u64| ns as f64 * 1e-9;
+        if self.burst_ns > 0 {
+            self.prob = 0.0;
+        } else {
+            let mut delta = cfg.alpha * (secs(qdelay) - secs(cfg.target_ns))
+                + cfg.beta * (secs(qdelay) - secs(old));
+            delta *= Autotune::Ns2.scale(self.prob);
+            if self.prob >= 0.1 && delta > 0.02 {
+                delta = 0.02;
+            }
+            let mut p = self.prob + delta;
+            if qdelay == 0 && old == 0 {
+                p *= 0.98;
+            } else if qdelay > NS2_BOOST_DELAY_NS {
+                p += 0.02;
+            }
+            self.prob = p.max(0.0);
+        }
+        self.burst_ns = self.burst_ns.saturating_sub(cfg.tupdate_ns);
+        let half = cfg.target_ns / 2;
+        let quiet = qdelay < half && old < half && self.prob == 0.0;
+        if quiet && !missing_init {
+            // ns-2 sets dq_count = -1 and avg_dq_rate = 0; a cycle under way goes on
+            // counting (from -1 byte there, from 0 here).
+            if self.dq_count.is_some() {
+                self.dq_count = Some(0);
+            }
+            self.avg_drate = 0.0;
+        }
+        if quiet && self.burst_ns == 0 {
+            match self.burst_state {
+                BurstState::Protecting => {
+                    self.burst_state = BurstState::InBurst;
+                    self.burst_reset = 0;
+                }
+                BurstState::InBurst => {
+                    self.burst_reset += 1;
+                    // `int burst_reset_limit = BURST_RESET_TIMEOUT / tUpdate`.
+                    if self.burst_reset > NS2_BURST_RESET_NS / cfg.tupdate_ns.max(1) {
+                        self.burst_reset = 0;
+                        self.burst_state = BurstState::NoBurst;
+                    }
+                }
+                BurstState::NoBurst => {}
+            }
+        } else if self.burst_state == BurstState::InBurst {
+            self.burst_reset = 0;
+        }
+        self.qdelay_ns = qdelay;
+        self.qdelay_old_ns = qdelay;
+    }
+
     /// When the next probability update is due.
     pub fn next_update_ns(&self) -> u64 {
         self.next_update_ns
@@ -495,13 +686,17 @@ impl PieController {
     /// 002 §III-B) with `backlog` bytes queued, and schedule the next one.
     pub fn update(&mut self, backlog_bytes: u64) {
         self.next_update_ns += self.cfg.tupdate_ns;
+        if self.cfg.variant == Variant::Ns2 {
+            self.update_ns2(backlog_bytes);
+            return;
+        }
         let cfg = &self.cfg;
         let rate_mode = cfg.variant == Variant::Pie2013 || cfg.dq_rate_estimator;
         let (qdelay, qdelay_old) = if rate_mode {
             let old = self.qdelay_ns;
             self.qdelay_old_ns = old;
             let q = match cfg.variant {
-                Variant::Pie2013 => {
+                Variant::Pie2013 | Variant::Ns2 => {
                     if self.avg_drate > 0.0 {
                         (backlog_bytes as f64 / self.avg_drate).round() as u64
                     } else {
@@ -665,11 +860,45 @@ pub(crate) fn parse_pie_config<'a>(
     let variant = p.parsed("variant", default_variant, |s| match s {
         "rfc8033" => Ok(Variant::Rfc8033),
         "pie2013" => Ok(Variant::Pie2013),
+        "ns2" if !pvpie => Ok(Variant::Ns2),
         _ => Err(format!(
-            "unknown PIE variant {s:?} (known: rfc8033, pie2013)"
+            "unknown PIE variant {s:?} (known: rfc8033, pie2013{})",
+            if pvpie { "" } else { ", ns2" }
         )),
     })?;
-    let v13 = variant == Variant::Pie2013;
+    let ns2 = variant == Variant::Ns2;
+    if ns2 {
+        if preset.is_some() {
+            return Err(ScenarioError::new(
+                format!("{path}.preset"),
+                "variant ns2 is ns-2's pie.cc as it is; it takes no preset",
+            ));
+        }
+        // What ns-2's pie.cc fixes (or has no switch for).
+        for key in [
+            "rate_ewma",
+            "autotune",
+            "idle_decay",
+            "cap_increase",
+            "high_delay_boost",
+            "early_drop_guard",
+            "derandomize",
+            "clamp_prob",
+            "quiet_reset",
+            "bytemode",
+            "dq_rate_estimator",
+            "ecn_drop_threshold",
+        ] {
+            if spec.params.contains_key(key) {
+                return Err(ScenarioError::new(
+                    format!("{path}.{key}"),
+                    "variant ns2 follows ns-2's pie.cc, which fixes this",
+                ));
+            }
+        }
+    }
+    // ns2 shares pie2013's defaults (paper 002 §IV) and its departure-rate delay.
+    let v13 = variant == Variant::Pie2013 || ns2;
     let abe = preset == Some("abe-linux");
     let p13 = preset == Some("pie2013") || (preset.is_none() && v13);
     // The pie2013 preset adds the safeguards of its authors' first code (Linux 3.14
@@ -798,6 +1027,35 @@ pub(crate) fn parse_pie_config<'a>(
             )),
         },
     )?;
+    if ns2 {
+        // Fixed by ns-2's pie.cc (see the module documentation).
+        return Ok(PieConfig {
+            variant,
+            target_ns: target.ns,
+            tupdate_ns: tupdate.ns,
+            first_update_ns: first_update.ns,
+            alpha,
+            beta,
+            max_burst_ns: max_burst.ns,
+            limit: resolve_limit(limit, link),
+            ecn,
+            ecn_drop_threshold: spec.params.contains_key("ecn_threshold"),
+            ecn_threshold,
+            bytemode: false,
+            dq_rate_estimator: true,
+            dq_threshold_bytes: dq_threshold.bytes,
+            rate_ewma: 0.5,
+            autotune: Autotune::Ns2,
+            idle_decay: 0.02,
+            cap_increase: true,
+            high_delay_boost: true,
+            early_drop_guard: true,
+            derandomize: false,
+            clamp_prob: false,
+            quiet_reset: true,
+            mtu_bytes: mtu.bytes,
+        });
+    }
     Ok(PieConfig {
         variant,
         target_ns: target.ns,
@@ -929,6 +1187,150 @@ mod tests {
         for (p, s) in cases {
             assert_eq!(t.scale(p), s, "p = {p}");
         }
+    }
+
+    /// ns-2 `pie.cc` `calculate_p`'s table.
+    #[test]
+    fn ns2_tier_table() {
+        let t = Autotune::Ns2;
+        let cases = [
+            (0.0, 1.0 / 32.0),
+            (0.000_99, 1.0 / 32.0),
+            (0.001, 1.0 / 8.0),
+            (0.0099, 1.0 / 8.0),
+            (0.01, 0.5),
+            (0.0999, 0.5),
+            (0.1, 2.0),
+            (0.99, 2.0),
+            (1.0, 8.0),
+            (9.9, 8.0),
+            (10.0, 32.0),
+        ];
+        for (p, s) in cases {
+            assert_eq!(t.scale(p), s, "p = {p}");
+        }
+    }
+
+    fn ns2_controller() -> PieController {
+        let spec = AlgoSpec {
+            kind: "pie".into(),
+            params: [
+                ("variant", "ns2"),
+                ("target", "20ms"),
+                ("tupdate", "30ms"),
+                ("max_burst", "100ms"),
+                ("dq_threshold", "10000B"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), ParamValue::Str(v.to_owned())))
+            .chain([
+                ("alpha".to_owned(), ParamValue::Number(0.125)),
+                ("beta".to_owned(), ParamValue::Number(1.25)),
+            ])
+            .collect(),
+        };
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            bdp_bytes: 125_000.0,
+            mtu_bytes: 1500,
+        };
+        let mut p = Params::new(&spec, "q");
+        PieController::new(parse_pie_config(&spec, "q", &mut p, link, false).unwrap())
+    }
+
+    /// ns-2 `pie.cc` worked by hand (α 0.125, β 1.25, target 20 ms, tupdate 30 ms,
+    /// max_burst 100 ms). Rate: two 5000 B departures 4 µs apart with 20 kB left make a
+    /// 10000 B cycle of 4 µs: 2.5 B/ns, so a backlog of B bytes is B/2.5 ns of delay.
+    #[test]
+    fn ns2_update_worked_by_hand() {
+        let mut c = ns2_controller();
+        let mut rng = crate::engine::rng::stream(1, crate::engine::rng::StreamKind::Qdisc, 0);
+        assert_eq!(
+            c.burst_allowance_ns(),
+            0,
+            "armed by the first arrival, not at creation"
+        );
+        assert!(!c.drop_early(0, 1500, &mut rng));
+        assert_eq!(c.burst_allowance_ns(), 100_000_000);
+        c.on_dequeue(0, 0, 5000, 20_000);
+        c.on_dequeue(4_000, 0, 5000, 20_000);
+        assert!((c.avg_dq_rate_bps() - 2.5 * 8e9).abs() < 1.0);
+        // Updates 1-4 (40 ms of delay): p held at 0 while the allowance lasts, which
+        // loses 30 ms per update: 100 → 70 → 40 → 10 → 0.
+        for left in [70, 40, 10, 0] {
+            c.update(100_000_000);
+            assert_eq!(c.prob(), 0.0);
+            assert_eq!(c.burst_allowance_ns(), left * 1_000_000);
+        }
+        // Update 5: Δ = 0.125 (0.040 - 0.020) + 1.25 (0.040 - 0.040) = 0.0025, /32 at
+        // p < 0.1 %: p = 7.8125e-5.
+        c.update(100_000_000);
+        assert!((c.prob() - 7.8125e-5).abs() < 1e-12);
+        // Update 6 (80 ms): Δ = 0.125 x 0.06 + 1.25 x 0.04 = 0.0575, /32: p = 0.001875.
+        c.update(200_000_000);
+        assert!((c.prob() - 0.001875).abs() < 1e-12);
+        // Update 7 (300 ms): Δ = 0.125 x 0.28 + 1.25 x 0.22 = 0.31, /8 at p < 1 %:
+        // 0.03875; above 200 ms (ns-2; Linux 250 ms) + 0.02: p = 0.060625.
+        c.update(750_000_000);
+        assert!((c.prob() - 0.060625).abs() < 1e-12);
+        // At p = 0.5, Δ = 0.035 x 2 = 0.07 is capped at 0.02, + 0.02: 0.54; at p = 1.5
+        // (ns-2 does not bound p by 1) Δ = 0.035 x 8, capped: 1.54.
+        c.force_prob(0.5);
+        c.update(750_000_000);
+        assert!((c.prob() - 0.54).abs() < 1e-12);
+        c.force_prob(1.5);
+        c.update(750_000_000);
+        assert!((c.prob() - 1.54).abs() < 1e-12);
+        // The guard tests the previous delay (300 ms): every arrival drops at p > 1.
+        assert!((0..100).all(|_| c.drop_early(10_000, 1500, &mut rng)));
+        // Empty: Δ = 0.125 (0 - 0.02) + 1.25 (0 - 0.3) = -0.3775, x8 at p < 10: p = 0.
+        c.update(0);
+        assert_eq!(c.prob(), 0.0);
+        // Quiet updates (both delays below 10 ms, p = 0, no allowance): the state
+        // goes Protecting → InBurst, then 1.5 s / 30 ms = 50 more quiet updates are
+        // needed (the 51st resets it) before an arrival re-arms the allowance.
+        for _ in 0..51 {
+            c.update(0);
+            assert!(!c.drop_early(0, 1500, &mut rng));
+            assert_eq!(c.burst_allowance_ns(), 0, "not re-armed yet");
+        }
+        c.update(0);
+        assert!(!c.drop_early(0, 1500, &mut rng));
+        assert_eq!(
+            c.burst_allowance_ns(),
+            100_000_000,
+            "re-armed after 1.5 s quiet"
+        );
+    }
+
+    #[test]
+    fn ns2_refuses_the_knobs_it_fixes() {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            bdp_bytes: 125_000.0,
+            mtu_bytes: 1500,
+        };
+        let spec = |extra: (&str, &str), pvpie: bool| {
+            let spec = AlgoSpec {
+                kind: "pie".into(),
+                params: [("variant", "ns2"), extra]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), ParamValue::Str(v.to_owned())))
+                    .collect(),
+            };
+            let mut p = Params::new(&spec, "q");
+            parse_pie_config(&spec, "q", &mut p, link, pvpie).map(|_| ())
+        };
+        let e = spec(("autotune", "rfc8033"), false).unwrap_err();
+        assert_eq!(e.path, "q.autotune");
+        assert!(e.message.contains("ns-2's pie.cc"), "{}", e.message);
+        let e = spec(("target", "20ms"), true).unwrap_err();
+        assert!(
+            e.message.contains("known: rfc8033, pie2013)"),
+            "{}",
+            e.message
+        );
+        assert!(spec(("target", "20ms"), false).is_ok());
     }
 
     /// Paper 002 §III-B: p < 1% → /8, p < 10% → /2, else 1.
