@@ -33,8 +33,12 @@
 //!    row (a projected miss even at the most aggressive setting), or `t_plan` has passed
 //!    with bytes left, the flow switches to the given congestion control (Linux
 //!    `tcp_reinit_congestion_control`: cwnd and ssthresh are kept, the new algorithm's
-//!    `init` runs). It switches back, knob at `high`, when `r̄ > 1.5 r_req` for three
-//!    intervals before `t_plan` (well ahead of plan again). An earlier rule (two
+//!    `init` runs). The trend restarts when the knob reaches `high`, so the top is
+//!    judged by what it achieves, not by the ramp before it. The flow switches back,
+//!    knob at `high`, when for three intervals before `t_plan` it is well ahead
+//!    (`r̄ > 1.5 r_req`) and its own algorithm at `high` did achieve `r_req` (the trend
+//!    recorded when it escalated is above `r_req`): otherwise it would fall short again
+//!    at once (000:dalbe saw LEDBAT escalate and return 10 times a run). An earlier rule (two
 //!    intervals of the short average at `high`) escalated on CUBIC's transient dips at
 //!    200 ms RTTs and never returned: 000:dalbe found the transfer then finishing at
 //!    100 s of a 480 s deadline, taking more than fixed G = 120 would.
@@ -156,6 +160,10 @@ pub struct DeadlineController {
     last_acked: u64,
     rate_bps: Option<f64>,
     trend_bps: Option<f64>,
+    /// The knob sat at `high` after the last decision.
+    at_top: bool,
+    /// The trend the flow's own algorithm reached at `high` when it escalated.
+    own_top_bps: f64,
     short_ticks: u32,
     ahead_ticks: u32,
     escalated: bool,
@@ -176,6 +184,8 @@ impl DeadlineController {
             last_acked: 0,
             rate_bps: None,
             trend_bps: None,
+            at_top: false,
+            own_top_bps: 0.0,
             short_ticks: 0,
             ahead_ticks: 0,
             escalated: false,
@@ -244,7 +254,7 @@ impl DeadlineController {
         };
         let tau_ns = TREND_MIN_NS.max(TREND_RTTS.saturating_mul(srtt_ns));
         let w = (dt_ns as f64 / tau_ns as f64).min(1.0);
-        let trend = match self.trend_bps {
+        let mut trend = match self.trend_bps {
             None => r,
             Some(prev) => (1.0 - w) * prev + w * r,
         };
@@ -271,20 +281,30 @@ impl DeadlineController {
             if self.escalated {
                 // The knob waits at `high` for a switch back.
                 self.ln_knob = ln_high;
-                let ahead = trend > AHEAD_FACTOR * rate_required_bps;
+                let ahead = trend > AHEAD_FACTOR * rate_required_bps
+                    && rate_required_bps < self.own_top_bps;
                 self.ahead_ticks = if ahead { self.ahead_ticks + 1 } else { 0 };
                 if self.ahead_ticks >= TICKS_TO_SWITCH {
                     self.escalated = false;
                     self.ahead_ticks = 0;
                     self.short_ticks = 0;
+                    self.at_top = true;
                 }
             } else {
                 let error = (rate_required_bps.max(MIN_RATE_BPS) / rate.max(MIN_RATE_BPS)).ln();
                 self.ln_knob = (self.ln_knob + p.gain * error).clamp(ln_low, ln_high);
-                let short = self.ln_knob >= ln_high && trend < rate_required_bps;
+                let at_top = self.ln_knob >= ln_high;
+                if at_top && !self.at_top {
+                    // Judge the top by what it achieves: restart the trend there.
+                    trend = rate;
+                    self.trend_bps = Some(rate);
+                }
+                self.at_top = at_top;
+                let short = at_top && trend < rate_required_bps;
                 self.short_ticks = if short { self.short_ticks + 1 } else { 0 };
                 if p.escalate && self.short_ticks >= TICKS_TO_SWITCH {
                     self.escalated = true;
+                    self.own_top_bps = trend;
                     self.short_ticks = 0;
                 }
             }
@@ -383,19 +403,22 @@ mod tests {
         let d = c.tick(3 * S, 200_000, srtt);
         assert!((d.rate_trend_bps - 0.35e6).abs() < 1e-6);
         assert!(d.escalated && d.escalate_now);
-        // Far ahead: t = 4, 50 MB acked: r = 398.4, r̄ = 0.75 x 0.35 + 0.25 x 398.4 =
-        // 99.8625 Mbit/s against r_req = 8 x 40e6 / 86 = 3.72: ahead 1; t = 5 (r = 40):
-        // r̄ = 84.897, ahead 2; t = 6 (r = 40): r̄ = 73.673, ahead 3: back, G at 120.
+        // Switching back needs the plan within what CDG at G = 120 achieved (0.35
+        // Mbit/s at the switch): at t = 4 (50 MB acked, r_req = 3.72 Mbit/s) it is not,
+        // though the trend is far above. Then 89.5, 89.6, 89.7 MB: r_req 0.047, 0.038,
+        // 0.029 Mbit/s, trend well above 1.5 r_req: back at the third, G at 120.
         let d = c.tick(4 * S, 50_000_000, srtt);
         assert!((d.rate_trend_bps - 99.8625e6).abs() < 1.0);
         assert!(d.escalated && !d.escalate_now);
-        let d = c.tick(5 * S, 55_000_000, srtt);
+        let d = c.tick(5 * S, 89_500_000, srtt);
         assert!(d.escalated);
-        let d = c.tick(6 * S, 60_000_000, srtt);
+        let d = c.tick(6 * S, 89_600_000, srtt);
+        assert!(d.escalated);
+        let d = c.tick(7 * S, 89_700_000, srtt);
         assert!(!d.escalated && d.deescalate_now);
         assert_eq!(d.knob, 120.0);
         // The integrator resumes from there: well ahead, G falls.
-        let d = c.tick(7 * S, 65_000_000, srtt);
+        let d = c.tick(8 * S, 89_800_000, srtt);
         assert!(d.knob < 120.0);
         // A long RTT stretches the trend: τ = 20 x 1 s = 20 s, weight 1/20.
         let mut c = DeadlineController::new(params(true));
