@@ -193,3 +193,32 @@ def test_one_random_scenario_in_both_simulators(tmp_path):  # pragma: no cover -
     ns = C.run_ns3(d.scenario, False, exe, tmp_path)
     r = D.make_result(d, cc, ns)
     assert set(r.diffs) >= {"utilisation", "sojourn p50", "sojourn p90"}
+
+
+def test_cause_rules_cover_the_metrics_they_explain():
+    from dataclasses import replace
+
+    d = D.draw(1, seed=4)[0]
+    sc = replace(
+        d.scenario,
+        rate_mbps=20,
+        queue=C.Queue(
+            "codel", "1000p", target_ms=5, interval_ms=100, shaper_mbps=8, shaper_burst_bytes=10_000
+        ),
+        duration_s=60,
+        measure=(20, 60),
+    )
+    dd = D.Drawn(sc, d.params)
+    # a longer queue in ns-3 behind the token bucket, and 20 against 25 drops
+    cc, ns = _cc(p50=10, p90=20, drop=0.020), _cc(p50=20, p90=40, drop=0.025, wall=1.0)
+    r = D.make_result(dd, cc, ns)
+    assert {"sojourn p50", "sojourn p90", "drop probability"} <= set(r.failed)
+    assert "ns3-tbf-peek" in r.causes and r.unexplained == []
+    # utilisation is not the token bucket's doing: left unexplained
+    r = D.make_result(dd, cc, _cc(util=0.80, p50=20, p90=40, wall=1.0))
+    assert "utilisation" in r.unexplained
+    # many more ns-3 RTOs account for every metric
+    ns = _cc(util=0.80, wall=1.0)
+    ns["_extra"] = {"retransmits": 500, "timeouts": 40}
+    r = D.make_result(dd, cc, ns)
+    assert "ns3-timeouts" in r.causes and r.unexplained == []
