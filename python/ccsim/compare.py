@@ -1346,13 +1346,21 @@ def ccsim_metrics(sc: Scenario, result: Any, walls: Sequence[float]) -> dict:
     return m
 
 
-def run_ns3(sc: Scenario, quick: bool, exe: Path, work: Path) -> dict:
+def run_ns3(
+    sc: Scenario, quick: bool, exe: Path, work: Path, timeout_s: float | None = None
+) -> dict:
+    """Run ``sc`` in ns-3; RuntimeError if it fails or takes longer than ``timeout_s``."""
     work.mkdir(parents=True, exist_ok=True)
     cfg = work / f"{sc.name}.cfg"
     oj = work / f"{sc.name}.json"
     os_ = work / f"{sc.name}.sojourn"
     cfg.write_text(ns3_config(sc, quick, oj, os_))
-    proc = subprocess.run([str(exe), str(cfg)], capture_output=True, text=True)
+    try:
+        proc = subprocess.run(
+            [str(exe), str(cfg)], capture_output=True, text=True, timeout=timeout_s
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError(f"ns-3 run {sc.name} stopped after {timeout_s:.0f} s") from exc
     if proc.returncode != 0:
         raise RuntimeError(f"ns-3 run {sc.name} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     out = json.loads(oj.read_text())

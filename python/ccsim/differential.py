@@ -55,6 +55,9 @@ MAX_DURATION_S = 60.0  # low rates get longer runs (more packets for the probabi
 MIN_PACKETS = 150_000  # low rates: run until about this many packets (up to 60 s)
 MAX_PACKETS = 300_000  # cap: above ~120 Mbps the run is shortened to this many packets
 START_SPREAD_S = 1.0
+# An ns-3 run that takes longer is stopped and listed as not run: ns-3's SACK scoreboard
+# scans make runs with thousands of packets in flight per flow very slow.
+NS3_TIMEOUT_S = 600.0
 
 
 def _log_uniform(u: float, lo: float, hi: float) -> float:
@@ -552,7 +555,7 @@ def run(
             t1 = time.monotonic()
             result, walls = C.run_ccsim(sc, False)
             try:
-                ns = C.run_ns3(sc, False, exe, work)
+                ns = C.run_ns3(sc, False, exe, work, timeout_s=NS3_TIMEOUT_S)
             except RuntimeError as exc:  # reported, not fatal: the draw goes on
                 errors.append(f"{sc.name} ({sc.title}): {str(exc).splitlines()[0]}")
                 log(f"[{i + 1}/{len(drawn)}] {sc.name}: ns-3 failed: {exc}")
