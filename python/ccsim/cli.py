@@ -93,6 +93,7 @@ def _show_progress(args: argparse.Namespace) -> bool:
 def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> int:
     """Validate, check the output path, simulate, write atomically, plot, report."""
     from ccsim import api
+    from ccsim.estimate import estimate, long_run_warning, too_big
     from ccsim.output import OutputDirError, check_output_dir
     from ccsim.report import print_report, report_console
     from ccsim.results import PlotError, idle_warning
@@ -103,6 +104,13 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
         check_output_dir(out)
     except OutputDirError as exc:
         raise BadInput(str(exc)) from exc
+    cost = estimate(source)
+    refusal = too_big(cost, source.label)
+    if refusal:
+        raise BadInput(refusal)
+    warning = long_run_warning(cost)
+    if warning and not args.quiet:
+        print(warning, file=sys.stderr)
     result = api.simulate(source, progress=_show_progress(args))
     status = EXIT_OK
     try:
@@ -154,9 +162,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from ccsim import api
+    from ccsim.estimate import describe, estimate, too_big
 
-    api.check(_load(args.scenario, _overrides(args)))
+    source = _load(args.scenario, _overrides(args))
+    api.check(source)
     print(f"ok: {args.scenario}")
+    cost = estimate(source)
+    print(describe(cost))
+    refusal = too_big(cost, source.label)
+    if refusal:
+        print(f"warning: {refusal} (ccsim run will refuse it)")
     return EXIT_OK
 
 

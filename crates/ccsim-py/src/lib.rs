@@ -240,6 +240,23 @@ fn run<'py>(
     Ok((summary, tables, pcap))
 }
 
+/// What running a scenario will cost, estimated before building it: a dict with
+/// `flows`, `bottleneck_packets`, `events`, `wall_s`, `series_rows`, `memory_bytes`
+/// (see `ccsim_core::sim::estimate`). Raises `ScenarioError` if it does not parse.
+#[pyfunction]
+fn estimate<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound<'py, PyDict>> {
+    let scenario = api::parse(text, fmt).map_err(scenario_error)?;
+    let e = ccsim_core::sim::estimate(&scenario);
+    let d = PyDict::new(py);
+    d.set_item("flows", e.flows)?;
+    d.set_item("bottleneck_packets", e.bottleneck_packets)?;
+    d.set_item("events", e.events)?;
+    d.set_item("wall_s", e.wall_s)?;
+    d.set_item("series_rows", e.series_rows)?;
+    d.set_item("memory_bytes", e.memory_bytes)?;
+    Ok(d)
+}
+
 /// The version of the simulator core.
 /// Parse a duration with units (`"100ms"`) the way scenario files do; `key` names it in
 /// the error.
@@ -346,6 +363,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(parse_check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(duration_ns, m)?)?;

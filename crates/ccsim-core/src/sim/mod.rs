@@ -5,6 +5,7 @@
 //! - the run's statistics and tables are recorded and assembled in [`crate::trace`].
 
 mod build;
+pub mod estimate;
 pub(crate) mod world;
 
 use std::time::Instant;
@@ -16,6 +17,7 @@ use crate::scenario::{Scenario, ScenarioError};
 pub use crate::qdisc::droptail::Limit as DropTailLimit;
 pub use crate::trace::TABLE_NAMES;
 pub use build::build;
+pub use estimate::{estimate, Estimate};
 pub use world::{FlowCounters, FlowState, ParamUpdate, TcpFlow, World};
 
 /// Called with the fraction of simulated time done, about every 1% of the run.
