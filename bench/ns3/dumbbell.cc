@@ -86,7 +86,8 @@ struct RunConfig
     std::vector<std::pair<std::string, std::string>> defaults;
     // Optional token-bucket shaper in front of it (ns-3 TbfQueueDisc as the root, the
     // queue disc above as its one child); 0 = none.
-    bool prr64 = false; // TcpPrrRecovery64 instead of ns-3 3.44's TcpPrrRecovery
+    int prr64 = 0; // 1: TcpPrrRecovery64; 2: also Linux's DeliveredData (see there)
+    bool rtoLinux = false; // RttLinux: Linux's RTO (see there)
     uint64_t shaperRateBps = 0;
     uint32_t shaperBurstBytes = 0;
     std::vector<FlowCfg> flows;
@@ -151,6 +152,8 @@ ReadConfig(const std::string& path)
             s >> c.qdisc;
         else if (k == "prr64")
             s >> c.prr64;
+        else if (k == "rto_linux")
+            s >> c.rtoLinux;
         else if (k == "shaper_rate_bps")
             s >> c.shaperRateBps;
         else if (k == "shaper_burst_bytes")
@@ -259,6 +262,13 @@ class BulkSender : public Application
     Ptr<TcpSocketBase> m_socket;
 };
 
+// With `prr64 2` also Linux's DeliveredData: ns-3 adds one segment per duplicate ACK on top
+// of `deliveredBytes`, which with SACK already counts the newly SACKed bytes, so its PRR
+// lets twice the data out during a reduction; Linux `tcp_cwnd_reduction` counts
+// `newly_acked_sacked` only (a duplicate ACK counts one segment only without SACK,
+// `tcp_add_reno_sack`). Set by `g_prrLinuxDelivered` (cause `ns3-prr-dupack`).
+bool g_prrLinuxDelivered = false;
+
 // ns-3 3.44's TcpPrrRecovery with its 32-bit overflow fixed (ns-3 issue #1282, fixed
 // after 3.44): `m_prrDelivered * m_ssThresh` is computed in 64 bits, as Linux's
 // `tcp_cwnd_reduction` does (`div_u64`). In 3.44 the product wraps once it passes 2^32
@@ -295,7 +305,8 @@ class TcpPrrRecovery64 : public TcpClassicRecovery
 
     void DoRecovery(Ptr<TcpSocketState> tcb, uint32_t deliveredBytes, bool isDupAck) override
     {
-        if (isDupAck && m_prrDelivered < m_recoveryFlightSize)
+        if (isDupAck && m_prrDelivered < m_recoveryFlightSize &&
+            !(g_prrLinuxDelivered && deliveredBytes > 0))
         {
             deliveredBytes += tcb->m_segmentSize;
         }
@@ -347,6 +358,55 @@ class TcpPrrRecovery64 : public TcpClassicRecovery
 };
 
 NS_OBJECT_ENSURE_REGISTERED(TcpPrrRecovery64);
+
+// Linux's RTO on ns-3's estimator: ns-3 computes RFC 6298's max(MinRto, SRTT + 4 RTTVAR)
+// (TcpSocketBase::NewAck); Linux `tcp_set_rto` gives SRTT + max(4 mdev, rto_min), i.e.
+// never less than rto_min above SRTT. Exposing a variation of at least rto_min / 4 while
+// the estimator keeps updating the unclamped one gives Linux's value through ns-3's own
+// formula. Selected with `rto_linux 1` (cause `ns3-rto`).
+int64_t g_rtoMinNs = 200000000;
+
+class RttLinux : public RttMeanDeviation
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::RttLinux")
+                                .SetParent<RttMeanDeviation>()
+                                .AddConstructor<RttLinux>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+
+    void Measurement(Time m) override
+    {
+        if (m_haveRaw)
+        {
+            m_estimatedVariation = m_rawVariation;
+        }
+        RttMeanDeviation::Measurement(m);
+        m_rawVariation = m_estimatedVariation;
+        m_haveRaw = true;
+        m_estimatedVariation = std::max(m_rawVariation, NanoSeconds(g_rtoMinNs / 4));
+    }
+
+    Ptr<RttEstimator> Copy() const override
+    {
+        return CopyObject<RttLinux>(this);
+    }
+
+    void Reset() override
+    {
+        RttMeanDeviation::Reset();
+        m_haveRaw = false;
+    }
+
+  private:
+    Time m_rawVariation;
+    bool m_haveRaw = false;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(RttLinux);
 
 // Poisson UDP background: packets of a fixed size with exponential gaps of mean
 // size * 8 / rate, as ccsim's `pattern = "poisson"` UDP source.
@@ -644,6 +704,13 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(NanoSeconds(c.connTimeoutNs)));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(c.minRtoNs)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    g_prrLinuxDelivered = c.prr64 >= 2;
+    g_rtoMinNs = c.minRtoNs;
+    if (c.rtoLinux)
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::RttEstimatorType",
+                           TypeIdValue(RttLinux::GetTypeId()));
+    }
     if (c.prr64)
     {
         Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",

@@ -221,7 +221,8 @@ def draw_one(rng: random.Random, name: str, seed: int) -> Drawn:
         start_spread_s=START_SPREAD_S,
         seed=seed,
         udp=udp,
-        ns3_prr64=True,
+        ns3_prr=2,
+        ns3_linux_rto=True,
     )
     cc_label = "+".join(sorted({g.cc for g in groups}))
     params = {
