@@ -142,13 +142,19 @@ class FakeCore:
         if progress is not None:
             for i in range(1, 11):
                 progress(i / 10)
-        return fake_output(**self.output)
+        summary, raw = fake_output(**self.output)
+        return summary, raw, None  # the core returns pcap bytes only when [trace] pcap asks
 
 
 @pytest.fixture
 def fake_core(monkeypatch: pytest.MonkeyPatch) -> FakeCore:
     core = FakeCore()
     monkeypatch.setattr(api, "_core", core)
+    # the fake scenarios are not real ones, so the core's cost estimate is faked too: small
+    monkeypatch.setattr(
+        "ccsim.estimate.estimate",
+        lambda source: {"events": 1e3, "wall_s": 0.01, "memory_bytes": 1e6, "series_rows": 10},
+    )
     return core
 
 
