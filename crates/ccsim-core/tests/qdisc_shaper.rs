@@ -92,3 +92,67 @@ fn shaper_rejects_bad_parameters() {
     assert!(e.starts_with("peak:"), "{e}");
     assert!(Shaped::new(droptail(), 1_000_000, 10_000, Some(2_000_000), 0).is_err());
 }
+
+/// The held packet (Linux `tbf_dequeue` peeking a child whose `.peek` is
+/// `qdisc_peek_dequeued`; ns-3 `QueueDisc::DoPeek`): CoDel decides on a packet when the
+/// shaper first looks at it, not when the tokens release it.
+///
+/// Sustained 1 Mbps (125 B/ms), bucket 1000 B (one packet), no peak; CoDel 5 ms / 100 ms;
+/// thirty 1000 B packets queued at t = 0. Packet #n is released at 8(n−1) ms, and right
+/// after each release the shaper looks at the next head: CoDel dequeues #m at 8(m−2) ms
+/// (#2 at 0) with sojourn 8(m−2) ms.
+/// - #3 at 8 ms: sojourn 8 ms ≥ 5 ms, backlog > MTU: `first_above_time` = 108 ms.
+/// - #16 at 112 ms ≥ 108 ms: `ok_to_drop`; CoDel enters dropping, drops #16 and returns
+///   #17, which waits for tokens and leaves at 120 ms.
+///
+/// Were CoDel to decide at release (the peek-only shaper), #2's sojourn at 8 ms would
+/// set `first_above_time` and #15 (at 112 ms) would be the first dropped.
+#[test]
+fn shaper_holds_a_packet_codel_dequeued_at_peek() {
+    let codel = try_build(
+        "codel",
+        &[
+            ("target", s("5ms")),
+            ("interval", s("100ms")),
+            ("limit", s("1000p")),
+        ],
+        link_10mbps(),
+    )
+    .unwrap();
+    let q = build_shaped(codel, 1_000_000, None, 1000).unwrap();
+    let mut b = Bench::new(q);
+    let ids: Vec<_> = (0..30).map(|_| b.enq(1000, 0, Ecn::NotEct, 0)).collect();
+    let mut out = Vec::new();
+    // the first head conforms; the second is taken out of CoDel and held
+    assert_eq!(b.deq(), Some(ids[0]));
+    assert_eq!(b.deq(), None);
+    match &b.q {
+        Qdisc::Shaped(sh) => {
+            assert_eq!(sh.inner().len_packets(), 28, "#2 left CoDel");
+            assert_eq!(b.q.len_packets(), 29, "and is held by the shaper");
+            assert_eq!(b.q.len_bytes(), 29_000);
+        }
+        _ => unreachable!(),
+    }
+    assert_eq!(b.q.peek(), Some(ids[1]));
+    assert_eq!(b.q.next_ready_ns(0), Some(8_000_000));
+    while b.now < 130_000_000 {
+        match b.deq() {
+            Some(id) => out.push((ids.iter().position(|&x| x == id).unwrap() + 1, b.now)),
+            None => {
+                let t =
+                    b.q.next_ready_ns(b.now)
+                        .expect("a held packet has a ready time");
+                b.advance(t);
+            }
+        }
+    }
+    let first_drop = ids.iter().position(|&x| b.was_dropped(x)).map(|i| i + 1);
+    assert_eq!(first_drop, Some(16));
+    assert_eq!(b.dropped.len(), 1);
+    let mut expected: Vec<(usize, u64)> =
+        (2..=15).map(|n| (n, 8_000_000 * (n as u64 - 1))).collect();
+    expected.push((17, 120_000_000));
+    expected.push((18, 128_000_000));
+    assert_eq!(out, expected);
+}

@@ -404,6 +404,10 @@ impl Codel {
 }
 
 impl QueueDisc for Codel {
+    /// Linux `sch_codel.c`: `.peek = qdisc_peek_dequeued`.
+    fn peek_dequeues(&self) -> bool {
+        true
+    }
     #[inline]
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
         let size = ctx.pool.get(id).size_bytes as u64;

@@ -235,6 +235,10 @@ impl FqCodel {
 }
 
 impl QueueDisc for FqCodel {
+    /// Linux `sch_fq_codel.c`: `.peek = qdisc_peek_dequeued`.
+    fn peek_dequeues(&self) -> bool {
+        true
+    }
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
         let seed = match self.hash_seed {
             Some(s) => s,

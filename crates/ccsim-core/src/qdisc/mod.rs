@@ -81,6 +81,15 @@ pub trait QueueDisc {
     }
     /// Every packet held, for end-of-run accounting.
     fn held(&self) -> Vec<PacketId>;
+    /// Whether a parent that peeks this discipline (a shaper waiting for tokens) takes
+    /// the packet out at once, as Linux does for disciplines whose `.peek` is
+    /// `qdisc_peek_dequeued` (include/net/sch_generic.h: pie, codel, fq_codel): their
+    /// dequeue (drop decision, delay sample) then runs when the parent first looks at
+    /// the packet, not when the tokens let it go. `false`: the parent peeks the head
+    /// without dequeuing it (Linux `qdisc_peek_head`: pfifo, bfifo, red's child).
+    fn peek_dequeues(&self) -> bool {
+        false
+    }
     /// Whether the discipline ever uses [`QueueDisc::timer_deadline`]; asked once when the
     /// link is built, so that timer-free disciplines cost nothing per packet.
     fn uses_timer(&self) -> bool {
@@ -195,6 +204,9 @@ impl QueueDisc for Qdisc {
     }
     fn held(&self) -> Vec<PacketId> {
         each_qdisc!(self, q => q.held())
+    }
+    fn peek_dequeues(&self) -> bool {
+        each_qdisc!(self, q => q.peek_dequeues())
     }
     fn uses_timer(&self) -> bool {
         each_qdisc!(self, q => q.uses_timer())

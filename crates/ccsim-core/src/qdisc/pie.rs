@@ -1116,6 +1116,10 @@ impl Pie {
 }
 
 impl QueueDisc for Pie {
+    /// Linux `sch_pie.c`: `.peek = qdisc_peek_dequeued`.
+    fn peek_dequeues(&self) -> bool {
+        true
+    }
     fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
         let size = ctx.pool.get(id).size_bytes as u64;
         if !self

@@ -23,9 +23,20 @@
 //!
 //! Departures of this default mode from DOCSIS: the shaper limits departures, not
 //! bandwidth *requests*, and there is no request–grant MAC (no MAP intervals, grant
-//! jitter or fragmentation; fact sheet §10.2). Departure from Linux tbf: the inner
-//! discipline's dequeue (and so CoDel's drop decision and PIE's delay sample) runs when
-//! the shaper releases the packet, not when tbf first peeks it.
+//! jitter or fragmentation; fact sheet §10.2).
+//!
+//! **The held packet** (as Linux tbf and ns-3's `TbfQueueDisc`): `tbf_dequeue` looks at
+//! the head through the child's `peek`, which for PIE, CoDel and FQ-CoDel is
+//! `qdisc_peek_dequeued` (include/net/sch_generic.h): the child's dequeue runs at that
+//! moment (CoDel's drop decision, PIE's delay sample and departure-rate count) and the
+//! packet waits in the child's `gso_skb` slot until the tokens let it go (ns-3's
+//! `QueueDisc::DoPeek` does the same). So when the head does not conform yet and the
+//! inner discipline [peeks by dequeuing](QueueDisc::peek_dequeues), `dequeue` takes the
+//! packet out of it once and holds it here; `peek`, `len_*` and `held` count it. A FIFO
+//! child (Linux `qdisc_peek_head`) is only peeked, as before. Departure from Linux: the
+//! held packet counts in this shaper's length, not in the child's own limit (Linux
+//! counts it in the child's `qlen`/backlog, a one-packet difference in the child's
+//! tail-drop limit and PIE's backlog-based estimate).
 //!
 //! **DOCSIS mode** ([`Shaped::docsis`], [`build_docsis`]): paper 002 §IV models the
 //! cable-modem upstream as "a single queue that implements both rate shaping using a
@@ -128,6 +139,9 @@ pub struct Shaped {
     /// `next_ready_ns`, which has no access to the packet pool; only `dequeue` changes
     /// the buckets, so the time stays valid until the next one).
     blocked_until_ns: Option<u64>,
+    /// The packet taken out of a peek-dequeuing inner discipline while it waits for
+    /// tokens (Linux's child `gso_skb`), with its size in bytes.
+    held_packet: Option<(PacketId, u64)>,
     /// The DOCSIS request–grant MAC ([`DocsisParams`]); `None` for the plain dual
     /// token bucket.
     mac: Option<Box<DocsisMac>>,
@@ -164,6 +178,7 @@ impl Shaped {
             peak: peak_bps.map(|p| Bucket::new(p, peak_burst_bytes)),
             last_ns: 0,
             blocked_until_ns: None,
+            held_packet: None,
             mac: None,
         })
     }
@@ -289,16 +304,32 @@ impl QueueDisc for Shaped {
         if let Some(m) = self.mac.as_mut() {
             return m.dequeue(&mut self.inner, ctx);
         }
-        let head = self.inner.peek()?;
+        let size = match self.held_packet {
+            Some((_, size)) => size,
+            None => ctx.pool.get(self.inner.peek()?).size_bytes as u64,
+        };
         self.refill(ctx.now_ns);
-        let size = ctx.pool.get(head).size_bytes as u64;
-        let wait_ns = self.wait_ns(size);
+        let mut wait_ns = self.wait_ns(size);
+        if wait_ns > 0 && self.held_packet.is_none() && self.inner.peek_dequeues() {
+            // Linux tbf_dequeue → qdisc_peek_dequeued: the child dequeues now (it may
+            // drop the head and return another packet, or none) and the packet waits.
+            let Some(id) = self.inner.dequeue(ctx) else {
+                self.blocked_until_ns = None;
+                return None;
+            };
+            let held_size = ctx.pool.get(id).size_bytes as u64;
+            self.held_packet = Some((id, held_size));
+            wait_ns = self.wait_ns(held_size);
+        }
         if wait_ns > 0 {
             self.blocked_until_ns = Some(self.last_ns + wait_ns);
             return None;
         }
         self.blocked_until_ns = None;
-        let id = self.inner.dequeue(ctx)?;
+        let id = match self.held_packet.take() {
+            Some((id, _)) => id,
+            None => self.inner.dequeue(ctx)?,
+        };
         let sent = ctx.pool.get(id).size_bytes as i128 * UNITS_PER_BYTE;
         self.sustained.tokens -= sent;
         if let Some(p) = self.peak.as_mut() {
@@ -313,15 +344,22 @@ impl QueueDisc for Shaped {
                 return Some(id);
             }
         }
-        self.inner.peek()
+        match self.held_packet {
+            Some((id, _)) => Some(id),
+            None => self.inner.peek(),
+        }
     }
 
     fn len_packets(&self) -> usize {
-        self.inner.len_packets() + self.mac.as_ref().map_or(0, |m| m.held_packets())
+        self.inner.len_packets()
+            + self.mac.as_ref().map_or(0, |m| m.held_packets())
+            + usize::from(self.held_packet.is_some())
     }
 
     fn len_bytes(&self) -> u64 {
-        self.inner.len_bytes() + self.mac.as_ref().map_or(0, |m| m.held_bytes())
+        self.inner.len_bytes()
+            + self.mac.as_ref().map_or(0, |m| m.held_bytes())
+            + self.held_packet.map_or(0, |(_, size)| size)
     }
 
     fn next_ready_ns(&self, now_ns: u64) -> Option<u64> {
@@ -329,13 +367,16 @@ impl QueueDisc for Shaped {
             return Some(m.next_ready_ns(now_ns, &self.inner));
         }
         match self.blocked_until_ns {
-            Some(t) if self.inner.len_packets() > 0 => Some(t.max(now_ns)),
+            Some(t) if self.held_packet.is_some() || self.inner.len_packets() > 0 => {
+                Some(t.max(now_ns))
+            }
             _ => self.inner.next_ready_ns(now_ns),
         }
     }
 
     fn held(&self) -> Vec<PacketId> {
         let mut v = self.inner.held();
+        v.extend(self.held_packet.map(|(id, _)| id));
         if let Some(m) = &self.mac {
             v.extend(m.release.iter().chain(m.frag.iter()).map(|&(id, _)| id));
         }
