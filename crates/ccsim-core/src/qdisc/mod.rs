@@ -15,6 +15,7 @@
 pub mod codel;
 pub mod csaqm;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
 pub mod pie;
@@ -121,6 +122,8 @@ pub enum Qdisc {
     FqCodel(Box<fq_codel::FqCodel>),
     Csaqm(Box<csaqm::Csaqm>),
     PvPie(Box<pvpie::PvPie>),
+    /// DualPI2 (`dualpi2`) or PI2 in one queue (`pi2`).
+    DualPi2(Box<dualpi2::DualPi2>),
     /// A token-bucket shaper in front of another discipline.
     Shaped(Box<shaper::Shaped>),
 }
@@ -135,6 +138,7 @@ macro_rules! each_qdisc {
             Qdisc::FqCodel($q) => $body,
             Qdisc::Csaqm($q) => $body,
             Qdisc::PvPie($q) => $body,
+            Qdisc::DualPi2($q) => $body,
             Qdisc::Shaped($q) => $body,
         }
     };
@@ -162,6 +166,10 @@ impl Qdisc {
             Qdisc::FqCodel(_) => "fq_codel",
             Qdisc::Csaqm(_) => "csaqm",
             Qdisc::PvPie(_) => "pvpie",
+            Qdisc::DualPi2(q) => match q.config().mode {
+                dualpi2::Mode::Dual => "dualpi2",
+                dualpi2::Mode::Single => "pi2",
+            },
             Qdisc::Shaped(s) => s.inner().kind(),
         }
     }
@@ -334,7 +342,7 @@ impl<'a> Params<'a> {
 
 /// Names accepted in `queue = { kind = ... }`.
 pub const KNOWN_KINDS: &[&str] = &[
-    "droptail", "pie", "codel", "red", "fq_codel", "csaqm", "pvpie",
+    "droptail", "pie", "codel", "red", "fq_codel", "csaqm", "pvpie", "dualpi2", "pi2",
 ];
 
 /// Build the discipline a scenario asks for at a link. `path` is the key path of the spec
@@ -357,6 +365,18 @@ pub fn build(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Qdisc, Scena
         )?))),
         "pvpie" => Ok(Qdisc::PvPie(Box::new(pvpie::PvPie::from_spec(
             spec, path, link,
+        )?))),
+        "dualpi2" => Ok(Qdisc::DualPi2(Box::new(dualpi2::DualPi2::from_spec(
+            spec,
+            path,
+            link,
+            dualpi2::Mode::Dual,
+        )?))),
+        "pi2" => Ok(Qdisc::DualPi2(Box::new(dualpi2::DualPi2::from_spec(
+            spec,
+            path,
+            link,
+            dualpi2::Mode::Single,
         )?))),
         other => Err(ScenarioError::new(
             format!("{path}.kind"),

@@ -1,0 +1,1151 @@
+//! DualPI2 (the L4S DualQ Coupled AQM) and PI2 (its single-queue parent), one PI core.
+//!
+//! **`kind = "dualpi2"`**: Linux `net/sched/sch_dualpi2.c` (mainline, Linux 6.17+; read at
+//! its merged version with `dualpi2_qdisc_enqueue`/`dualpi2_qdisc_dequeue`, authors De
+//! Schepper, Albisser, Steen, Tilmans, Chang), which implements RFC 9332 (DualQ Coupled
+//! AQM, §2.4 and Appendix A, the DualPI2 example) with the L4S identifier of RFC 9331:
+//! - Classification (`dualpi2_skb_classify`): a packet whose ECN field ANDed with
+//!   `ecn_mask` is non-zero goes to the L queue; with the default mask `l4s_ect` (1) that
+//!   is ECT(1) and CE (RFC 9331 §5.1), everything else (Not-ECT, ECT(0)) to the C queue.
+//!   `cla_ect` (2) takes ECT(0) and CE, `any_ect` (3) every ECT packet.
+//! - Enqueue (`dualpi2_enqueue_skb`): tail drop when the two queues hold `limit`
+//!   packets, or when the bytes held plus the arrival exceed `memory_limit`
+//!   (default `limit x 2 x mtu`, Linux `get_memory_limit`). With `drop_early = true` the
+//!   AQM decision below is taken here (`must_drop` at enqueue) instead of at dequeue.
+//! - The PI core (`calculate_probability`, every `tupdate` from creation): with
+//!   `qdelay = max(delay_L, delay_C)`, each the sojourn time so far of the queue's head
+//!   packet (0 when empty; `get_queue_delays`),
+//!   `p' += alpha (qdelay - target) + beta (qdelay - qdelay_old)`, bounded to [0, 1]
+//!   (and to 1/k when `drop_overload = false`). RFC 9332 §2.4: `p_C = p'^2`,
+//!   `p_CL = k p'`.
+//! - Marking at dequeue (`must_drop`, `dualpi2_classic_marking`,
+//!   `dualpi2_scalable_marking`): nothing while fewer than 2 MTU stay queued (the
+//!   backlog after taking the packet out). A C packet is hit with probability `p'^2`
+//!   (two independent draws against p', as Linux): a Not-ECT packet is dropped, an ECT
+//!   one CE-marked (classic ECN, RFC 9332 §2.5.1.1); when `k p' > 1` (overload) every hit
+//!   C packet is dropped. An L packet is marked with probability `p_CL = k p'` (a Not-ECT
+//!   packet put in L by the mask is dropped instead); on overload it is dropped with
+//!   probability `p'^2` when `drop_overload` and otherwise marked.
+//! - The native L4S AQM (`do_step_aqm`): after the coupled decision, an L packet whose
+//!   sojourn exceeds `step_thresh` (default 1 ms; a packet count `"Np"` compares the L
+//!   queue length left behind) is CE-marked (dropped if Not-ECT); with at least
+//!   `min_qlen_step` packets in L at its arrival (default 0: always). So the L marking
+//!   probability is `max(p_CL, step)` (RFC 9332 §2.5.1.1, "p_L = max(p'_L, p_CL)").
+//! - Scheduling (`dequeue_packet`): weighted round robin on a byte credit, Linux's
+//!   "C-queue starvation protection". With `c_protection = wc` %, `wl = 100 - wc`, the
+//!   credit starts at `mtu (wc - wl)` (negative: L first) and returns there whenever
+//!   both queues are empty. L is served when it has a packet and C is empty or the credit
+//!   is `<= 0`; serving L with C backlogged adds `wc x size`, serving C with L backlogged
+//!   subtracts `wl x size`. The credit changes only for packets that leave (not for
+//!   those the AQM drops). RFC 9332 §2.4 allows this WRR scheduler or a time-shifted
+//!   FIFO; Linux and ccsim use the WRR.
+//! - Defaults (`dualpi2_reset_default`): limit 10000 packets, target 15 ms, tupdate
+//!   16 ms, alpha 41/256 Hz (~0.16), beta 819/256 Hz (~3.2), step 1 ms in time,
+//!   c_protection 10 %, `ecn_mask = l4s_ect`, min_qlen_step 0, coupling k = 2,
+//!   drop_overload on, drop at dequeue. `alpha`/`beta` are given in Hz and, as
+//!   `tc` passes them, converted to 1/256 Hz (`round(256 x alpha)`, at least 1); the kernel
+//!   then scales them to its integer form (`dualpi2_scale_alpha_beta`: alpha 41 becomes
+//!   44 units of 2^-32 per 64 ns, i.e. 0.16007 Hz, beta 819 becomes 879, 3.1977 Hz),
+//!   and ccsim computes p' with exactly that integer arithmetic (p' in units of
+//!   2^-32, `MAX_PROB = 2^32 - 1`, `delta / 64` truncated toward zero). A roll succeeds
+//!   when a uniform 32-bit draw is `<= p` (`dualpi2_roll`).
+//!
+//! **`kind = "pi2"`**: PI2 in one queue, De Schepper, Bondarenko, Tsang, Briscoe, "PI2: A
+//! Linearized AQM for both Classic and Scalable TCP", ACM CoNEXT 2016 (§3: the PI output
+//! p' squared for Classic traffic; §5: Scalable traffic uses the linear p' without the
+//! squaring, with the coupling that RFC 9332 §2.1 writes `p_C = (p_CL / k)^2`). ccsim
+//! runs it as DualPI2 with a single FIFO: the same PI core (on the head sojourn of the
+//! one queue), the same classification of each packet by `ecn_mask` (for its marking
+//! only: every packet waits in the same queue), C packets hit with `p'^2` and L packets
+//! with `min(k p', 1)`, no step marking, no scheduler.
+//!
+//! **Statistics**: the link's queue tables (`queue_series`, `sojourn_cdf`, the summary's
+//! sojourn percentiles) count both queues together, as they do for every discipline.
+//! The per-class view is in `qdisc_state` (see [`DualPi2::state`]): Linux's
+//! `tc -s qdisc` figures (p', head delays, queue lengths, credit, mark counters) and,
+//! over the departures since the previous `qdisc_state` row, each class's departure
+//! count and sojourn mean, median, p99 and maximum.
+//!
+//! Departures:
+//! - Sizes are wire sizes: `memory_limit` counts them, not Linux's `skb->truesize`.
+//! - No GSO (every packet is one segment, as after Linux's default `split_gso`); no
+//!   `tc` filters, so Linux's third class (`DUALPI2_C_LLLL`, L queue without AQM) and
+//!   classification by `skb->priority` do not arise.
+//! - The PI update saturates p' at 0 and `MAX_PROB`; Linux truncates a step larger than
+//!   2^32 units to 32 bits first (only for a delay error of seconds).
+//! - The timer runs exactly every `tupdate` from time 0 (Linux re-arms it `tupdate`
+//!   after each run, so it drifts by the handler's latency).
+//! - `pi2`: the defaults are sch_dualpi2's, not the values of the paper's experiments;
+//!   like sch_dualpi2 (and unlike the paper's PIE-derived code, which drops at
+//!   enqueue) the decision is taken at dequeue unless `drop_early = true`, and the
+//!   2-MTU guard applies.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
+use hdrhistogram::Histogram;
+
+use super::codel::positive_duration;
+use super::droptail::bdp_packets;
+use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use crate::net::packet::{Ecn, PacketId};
+use crate::scenario::{AlgoSpec, ByteSize, QueueLimit, ScenarioError};
+
+/// Linux `MAX_PROB` (`U32_MAX`): p' = 1.
+pub const MAX_PROB: u32 = u32::MAX;
+/// Linux `ALPHA_BETA_SHIFT - ALPHA_BETA_GRANULARITY`.
+const ALPHA_BETA_SCALING: u32 = 2;
+/// Linux `ALPHA_BETA_GRANULARITY`: the PI step is divided by 2^6.
+const ALPHA_BETA_GRANULARITY: u32 = 6;
+/// Linux `ALPHA_BETA_MAX`, in 1/256 Hz.
+const ALPHA_BETA_MAX: u64 = (1 << 31) - 1;
+/// Linux `MAX_WC`.
+const MAX_WC: i64 = 100;
+
+/// Linux `dualpi2_scale_alpha_beta`: a gain in 1/256 Hz (as `tc` passes it) to units of
+/// 2^-32 probability per 64 ns of delay error.
+pub fn scale_alpha_beta(param_256hz: u32) -> u32 {
+    // At most (2^31 - 1) x 2^32 / 4 / 10^9 < 2^32: the result fits, as Linux relies on.
+    (((param_256hz as u64 * MAX_PROB as u64) >> ALPHA_BETA_SCALING) / 1_000_000_000) as u32
+}
+
+/// Whether the L queue and the scheduler exist (DualPI2) or one FIFO holds every packet
+/// (PI2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Dual,
+    Single,
+}
+
+/// The step threshold of the L queue's native AQM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Sojourn time above this many ns (Linux default, 1 ms).
+    Time(u64),
+    /// More than this many packets left in the L queue.
+    Packets(u64),
+}
+
+/// DualPI2 / PI2 parameters (Linux units: p in 2^-32, gains in Linux's scaled form).
+#[derive(Debug, Clone)]
+pub struct DualPi2Config {
+    pub mode: Mode,
+    /// Packets in both queues together.
+    pub limit: u64,
+    pub memory_limit: u64,
+    pub target_ns: u64,
+    pub tupdate_ns: u64,
+    /// The gains as `tc` gives them (1/256 Hz) and as the kernel uses them.
+    pub alpha_256: u32,
+    pub beta_256: u32,
+    pub alpha: u32,
+    pub beta: u32,
+    pub step: Step,
+    pub min_qlen_step: u64,
+    pub coupling: u8,
+    pub drop_early: bool,
+    pub drop_overload: bool,
+    /// C queue weight in % (Linux `c_protection_wc`).
+    pub c_protection_wc: u8,
+    /// ECN bits that send a packet to L (1: ECT(1) and CE).
+    pub ecn_mask: u8,
+    pub mtu: u64,
+}
+
+/// One class's queue: packet, whether it is L4S (for PI2's one queue) and whether the
+/// step applies (Linux `dualpi2_skb_cb::apply_step`).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    id: PacketId,
+    l4s: bool,
+    apply_step: bool,
+}
+
+#[derive(Debug, Default)]
+struct SubQueue {
+    q: VecDeque<Entry>,
+    bytes: u64,
+    /// Enqueue time of the head packet (Linux `l_head_ts` / `c_head_ts`).
+    head_ts: Option<u64>,
+}
+
+/// Departures of one class since the previous `qdisc_state` row.
+#[derive(Debug)]
+struct ClassWindow {
+    count: u64,
+    sum_ns: u128,
+    max_ns: u64,
+    hist: Histogram<u64>,
+}
+
+impl ClassWindow {
+    fn new() -> Self {
+        ClassWindow {
+            count: 0,
+            sum_ns: 0,
+            max_ns: 0,
+            // 1 ns .. 1 h at 2 significant digits (about 30 KB).
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid bounds"),
+        }
+    }
+
+    fn record(&mut self, sojourn_ns: u64) {
+        self.count += 1;
+        self.sum_ns += sojourn_ns as u128;
+        self.max_ns = self.max_ns.max(sojourn_ns);
+        self.hist.saturating_record(sojourn_ns);
+    }
+
+    /// Push the window's figures under the given names and start a new window.
+    fn drain(&mut self, names: [&'static str; 5], out: &mut Vec<(&'static str, f64)>) {
+        let ms = |ns: f64| ns / 1e6;
+        out.push((names[0], self.count as f64));
+        if self.count == 0 {
+            for n in &names[1..] {
+                out.push((n, f64::NAN));
+            }
+        } else {
+            out.push((names[1], ms(self.sum_ns as f64 / self.count as f64)));
+            out.push((names[2], ms(self.hist.value_at_quantile(0.5) as f64)));
+            out.push((names[3], ms(self.hist.value_at_quantile(0.99) as f64)));
+            out.push((names[4], ms(self.max_ns as f64)));
+        }
+        self.count = 0;
+        self.sum_ns = 0;
+        self.max_ns = 0;
+        self.hist.reset();
+    }
+}
+
+/// The DualPI2 / PI2 queue.
+#[derive(Debug)]
+pub struct DualPi2 {
+    cfg: DualPi2Config,
+    /// L queue (empty in PI2 mode) and C queue (every packet in PI2 mode).
+    l: SubQueue,
+    c: SubQueue,
+    /// p' in 2^-32 (Linux `pi2_prob`) and the delay of the last update.
+    prob: u32,
+    last_qdelay_ns: u64,
+    next_update_ns: u64,
+    credit: i64,
+    credit_init: i64,
+    /// Counters as Linux's `tc -s` (cumulative).
+    packets_in_l: u64,
+    packets_in_c: u64,
+    ecn_marks: u64,
+    step_marks: u64,
+    /// Per-class sojourn since the previous `qdisc_state` row (reset when read).
+    window: RefCell<[ClassWindow; 2]>,
+}
+
+/// What the coupled AQM decides for one packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Mark,
+    Drop,
+}
+
+impl DualPi2 {
+    pub fn new(cfg: DualPi2Config) -> Self {
+        let wc = cfg.c_protection_wc as i64;
+        let credit_init = cfg.mtu as i64 * (wc - (MAX_WC - wc));
+        DualPi2 {
+            next_update_ns: cfg.tupdate_ns,
+            cfg,
+            l: SubQueue::default(),
+            c: SubQueue::default(),
+            prob: 0,
+            last_qdelay_ns: 0,
+            credit: credit_init,
+            credit_init,
+            packets_in_l: 0,
+            packets_in_c: 0,
+            ecn_marks: 0,
+            step_marks: 0,
+            window: RefCell::new([ClassWindow::new(), ClassWindow::new()]),
+        }
+    }
+
+    pub fn from_spec(
+        spec: &AlgoSpec,
+        path: &str,
+        link: LinkInfo,
+        mode: Mode,
+    ) -> Result<Self, ScenarioError> {
+        let mut p = Params::new(spec, path);
+        let cfg = parse_config(&mut p, path, link, mode)?;
+        p.finish(if mode == Mode::Dual {
+            DUAL_KEYS
+        } else {
+            PI2_KEYS
+        })?;
+        Ok(DualPi2::new(cfg))
+    }
+
+    pub fn config(&self) -> &DualPi2Config {
+        &self.cfg
+    }
+
+    /// p' as a fraction.
+    pub fn prob(&self) -> f64 {
+        self.prob as f64 / MAX_PROB as f64
+    }
+
+    /// p' in Linux's units (2^-32).
+    pub fn prob_raw(&self) -> u32 {
+        self.prob
+    }
+
+    /// Set p' (tests and hand-worked traces).
+    #[doc(hidden)]
+    pub fn force_prob_raw(&mut self, p: u32) {
+        self.prob = p;
+    }
+
+    /// The WRR credit in bytes (Linux `c_protection_credit`).
+    pub fn credit(&self) -> i64 {
+        self.credit
+    }
+
+    /// Packets CE-marked by the step (cumulative).
+    pub fn step_marks(&self) -> u64 {
+        self.step_marks
+    }
+
+    /// Whether a packet with ECN field `ecn` is L4S (Linux `cb->ect & q->ecn_mask`).
+    pub fn classify(&self, ecn: Ecn) -> bool {
+        (ecn as u8) & self.cfg.ecn_mask != 0
+    }
+
+    fn total_len(&self) -> usize {
+        self.l.q.len() + self.c.q.len()
+    }
+
+    fn total_bytes(&self) -> u64 {
+        self.l.bytes + self.c.bytes
+    }
+
+    /// Linux `calculate_probability`, run at `now` (the timer).
+    pub fn update(&mut self, now: u64) {
+        let delay = |s: &SubQueue| s.head_ts.map_or(0, |t| now.saturating_sub(t));
+        let qdelay = delay(&self.l).max(delay(&self.c));
+        let delta = (qdelay as i64 - self.cfg.target_ns as i64) * self.cfg.alpha as i64
+            + (qdelay as i64 - self.last_qdelay_ns as i64) * self.cfg.beta as i64;
+        self.last_qdelay_ns = qdelay;
+        let step = delta.unsigned_abs() >> ALPHA_BETA_GRANULARITY;
+        let mut new = if delta > 0 {
+            (self.prob as u64 + step).min(MAX_PROB as u64) as u32
+        } else {
+            (self.prob as u64).saturating_sub(step) as u32
+        };
+        if !self.cfg.drop_overload {
+            new = new.min(MAX_PROB / self.cfg.coupling as u32);
+        }
+        self.prob = new;
+        self.next_update_ns += self.cfg.tupdate_ns;
+    }
+
+    /// Linux `dualpi2_roll`.
+    #[inline]
+    fn roll(prob: u32, rng: &mut crate::engine::rng::SimRng) -> bool {
+        ((rng.next_u64() >> 32) as u32) <= prob
+    }
+
+    /// Linux `must_drop` with the classic/scalable marking: the verdict for a packet of
+    /// class `l4s` and ECN field `ecn`, with `backlog` bytes queued (after the packet left,
+    /// or before it arrived with `drop_early`).
+    pub fn aqm_verdict(
+        &self,
+        l4s: bool,
+        ecn: Ecn,
+        backlog: u64,
+        rng: &mut crate::engine::rng::SimRng,
+    ) -> Verdict {
+        if backlog < 2 * self.cfg.mtu {
+            return Verdict::Pass;
+        }
+        let prob = self.prob;
+        let local_l_prob = prob as u64 * self.cfg.coupling as u64;
+        let overload = local_l_prob > MAX_PROB as u64;
+        let not_ect = ecn == Ecn::NotEct;
+        if !l4s {
+            // dualpi2_classic_marking
+            if Self::roll(prob, rng) && Self::roll(prob, rng) {
+                return if overload || not_ect {
+                    Verdict::Drop
+                } else {
+                    Verdict::Mark
+                };
+            }
+            return Verdict::Pass;
+        }
+        // dualpi2_scalable_marking
+        if overload {
+            if !(self.cfg.drop_overload && Self::roll(prob, rng) && Self::roll(prob, rng)) {
+                // `goto mark`: a Not-ECT packet stays unmarked.
+                return if not_ect {
+                    Verdict::Pass
+                } else {
+                    Verdict::Mark
+                };
+            }
+            return Verdict::Drop;
+        }
+        if Self::roll(local_l_prob as u32, rng) {
+            return if not_ect {
+                Verdict::Drop
+            } else {
+                Verdict::Mark
+            };
+        }
+        Verdict::Pass
+    }
+
+    /// Linux `dequeue_packet`: which queue serves next (`true`: L), and the credit change
+    /// in per-cent bytes per byte of the packet, or `None` when both are empty.
+    pub fn select(&self) -> Option<(bool, i64)> {
+        let l_len = self.l.q.len();
+        let c_len = self.c.q.len();
+        if l_len > 0 && (c_len == 0 || self.credit <= 0) {
+            let change = if c_len > 0 {
+                self.cfg.c_protection_wc as i64
+            } else {
+                0
+            };
+            Some((true, change))
+        } else if c_len > 0 {
+            let change = if l_len > 0 {
+                -(MAX_WC - self.cfg.c_protection_wc as i64)
+            } else {
+                0
+            };
+            Some((false, change))
+        } else {
+            None
+        }
+    }
+
+    fn pop(&mut self, from_l: bool, ctx: &mut QdiscCtx<'_>) -> Entry {
+        let sq = if from_l { &mut self.l } else { &mut self.c };
+        let e = sq.q.pop_front().expect("selected queue is non-empty");
+        sq.bytes -= ctx.pool.get(e.id).size_bytes as u64;
+        sq.head_ts = sq.q.front().map(|h| ctx.pool.get(h.id).enqueue_ns);
+        e
+    }
+
+    fn mark(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
+        if ctx.mark_ce(id) {
+            self.ecn_marks += 1;
+        }
+    }
+}
+
+impl QueueDisc for DualPi2 {
+    /// Linux `sch_dualpi2.c`: `.peek = qdisc_peek_dequeued`.
+    fn peek_dequeues(&self) -> bool {
+        true
+    }
+
+    fn enqueue(&mut self, id: PacketId, ctx: &mut QdiscCtx<'_>) {
+        let (size, ecn, ts) = {
+            let p = ctx.pool.get(id);
+            (p.size_bytes as u64, p.ecn, p.enqueue_ns)
+        };
+        if self.total_len() as u64 >= self.cfg.limit
+            || self.total_bytes() + size > self.cfg.memory_limit
+        {
+            ctx.drop_packet(id);
+            return;
+        }
+        let l4s = self.classify(ecn);
+        if self.cfg.drop_early {
+            match self.aqm_verdict(l4s, ecn, self.total_bytes(), ctx.rng) {
+                Verdict::Drop => {
+                    ctx.drop_packet(id);
+                    return;
+                }
+                Verdict::Mark => self.mark(id, ctx),
+                Verdict::Pass => {}
+            }
+        }
+        let dual = self.cfg.mode == Mode::Dual;
+        let entry = Entry {
+            id,
+            l4s,
+            apply_step: dual && l4s && self.l.q.len() as u64 >= self.cfg.min_qlen_step,
+        };
+        let sq = if dual && l4s {
+            self.packets_in_l += 1;
+            &mut self.l
+        } else {
+            self.packets_in_c += 1;
+            &mut self.c
+        };
+        if sq.q.is_empty() {
+            sq.head_ts = Some(ts);
+        }
+        sq.q.push_back(entry);
+        sq.bytes += size;
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx<'_>) -> Option<PacketId> {
+        let now = ctx.now_ns;
+        loop {
+            let Some((from_l, change)) = self.select() else {
+                self.credit = self.credit_init;
+                return None;
+            };
+            let e = self.pop(from_l, ctx);
+            let (size, ecn, enq) = {
+                let p = ctx.pool.get(e.id);
+                (p.size_bytes as u64, p.ecn, p.enqueue_ns)
+            };
+            let mut marked = false;
+            if !self.cfg.drop_early {
+                match self.aqm_verdict(e.l4s, ecn, self.total_bytes(), ctx.rng) {
+                    Verdict::Drop => {
+                        ctx.drop_packet(e.id);
+                        continue;
+                    }
+                    Verdict::Mark => {
+                        self.mark(e.id, ctx);
+                        marked = true;
+                    }
+                    Verdict::Pass => {}
+                }
+            }
+            if from_l && e.apply_step {
+                let over = match self.cfg.step {
+                    Step::Time(th) => now.saturating_sub(enq) > th,
+                    Step::Packets(th) => self.l.q.len() as u64 > th,
+                };
+                if over {
+                    if ecn == Ecn::NotEct {
+                        ctx.drop_packet(e.id);
+                        continue;
+                    }
+                    // Linux counts a step mark even on a packet the coupled AQM marked;
+                    // the link counts the packet once.
+                    if marked {
+                        self.ecn_marks += 1;
+                    } else {
+                        self.mark(e.id, ctx);
+                    }
+                    self.step_marks += 1;
+                }
+            }
+            self.credit += change * size as i64;
+            self.window.borrow_mut()[e.l4s as usize].record(now.saturating_sub(enq));
+            return Some(e.id);
+        }
+    }
+
+    fn peek(&self) -> Option<PacketId> {
+        self.select().map(|(from_l, _)| {
+            if from_l {
+                self.l.q[0].id
+            } else {
+                self.c.q[0].id
+            }
+        })
+    }
+
+    fn len_packets(&self) -> usize {
+        self.total_len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.total_bytes()
+    }
+
+    fn held(&self) -> Vec<PacketId> {
+        self.l
+            .q
+            .iter()
+            .chain(self.c.q.iter())
+            .map(|e| e.id)
+            .collect()
+    }
+
+    fn uses_timer(&self) -> bool {
+        true
+    }
+
+    fn timer_deadline(&self) -> Option<u64> {
+        Some(self.next_update_ns)
+    }
+
+    fn on_timer(&mut self, ctx: &mut QdiscCtx<'_>) {
+        self.update(ctx.now_ns);
+    }
+
+    /// `prob` (p'), `prob_c` (p'^2), `prob_l` (min(k p', 1)); Linux's `tc -s` figures
+    /// `delay_c_ms`, `delay_l_ms` (the head packets' sojourn so far; PI2: `delay_ms`),
+    /// `qlen_c_pkts`, `qlen_l_pkts`, `credit_bytes`, `packets_in_c`, `packets_in_l`,
+    /// `ecn_marks`, `step_marks` (cumulative); then per class, over the departures since
+    /// the previous row, `l_departures`, `l_sojourn_mean_ms`, `l_sojourn_p50_ms`,
+    /// `l_sojourn_p99_ms`, `l_sojourn_max_ms` and the same for `c_` (NaN without departures). In PI2 mode the
+    /// classes are the packets' (by `ecn_mask`), in one queue.
+    fn state(&self, now_ns: u64, out: &mut Vec<(&'static str, f64)>) {
+        let p = self.prob();
+        out.push(("prob", p));
+        out.push(("prob_c", p * p));
+        out.push(("prob_l", (p * self.cfg.coupling as f64).min(1.0)));
+        let delay = |s: &SubQueue| s.head_ts.map_or(0, |t| now_ns.saturating_sub(t)) as f64 / 1e6;
+        if self.cfg.mode == Mode::Dual {
+            out.push(("delay_c_ms", delay(&self.c)));
+            out.push(("delay_l_ms", delay(&self.l)));
+            out.push(("qlen_c_pkts", self.c.q.len() as f64));
+            out.push(("qlen_l_pkts", self.l.q.len() as f64));
+            out.push(("credit_bytes", self.credit as f64));
+            out.push(("packets_in_c", self.packets_in_c as f64));
+            out.push(("packets_in_l", self.packets_in_l as f64));
+            out.push(("ecn_marks", self.ecn_marks as f64));
+            out.push(("step_marks", self.step_marks as f64));
+        } else {
+            out.push(("delay_ms", delay(&self.c)));
+            out.push(("ecn_marks", self.ecn_marks as f64));
+        }
+        let mut w = self.window.borrow_mut();
+        w[1].drain(
+            [
+                "l_departures",
+                "l_sojourn_mean_ms",
+                "l_sojourn_p50_ms",
+                "l_sojourn_p99_ms",
+                "l_sojourn_max_ms",
+            ],
+            out,
+        );
+        w[0].drain(
+            [
+                "c_departures",
+                "c_sojourn_mean_ms",
+                "c_sojourn_p50_ms",
+                "c_sojourn_p99_ms",
+                "c_sojourn_max_ms",
+            ],
+            out,
+        );
+    }
+}
+
+pub(crate) const DUAL_KEYS: &[&str] = &[
+    "limit",
+    "memory_limit",
+    "target",
+    "tupdate",
+    "alpha",
+    "beta",
+    "step_thresh",
+    "min_qlen_step",
+    "coupling",
+    "drop_early",
+    "drop_overload",
+    "c_protection",
+    "ecn_mask",
+    "mtu",
+];
+
+pub(crate) const PI2_KEYS: &[&str] = &[
+    "limit",
+    "memory_limit",
+    "target",
+    "tupdate",
+    "alpha",
+    "beta",
+    "coupling",
+    "drop_early",
+    "drop_overload",
+    "ecn_mask",
+    "mtu",
+];
+
+/// A gain in Hz to `tc`'s 1/256 Hz, refusing what Linux's netlink policy refuses.
+fn gain_256(hz: f64) -> Option<String> {
+    let v = (hz * 256.0).round();
+    (!(hz.is_finite() && v >= 1.0 && v <= ALPHA_BETA_MAX as f64)).then(|| {
+        format!(
+            "expected a gain in Hz between 1/256 and {:.0} (tc passes 256 x the value, rounded, in [1, 2^31 - 1]), got {hz}",
+            ALPHA_BETA_MAX as f64 / 256.0
+        )
+    })
+}
+
+fn parse_config(
+    p: &mut Params<'_>,
+    path: &str,
+    link: LinkInfo,
+    mode: Mode,
+) -> Result<DualPi2Config, ScenarioError> {
+    let limit = p.parsed("limit", QueueLimit::Packets(10_000), QueueLimit::parse)?;
+    let limit = match limit {
+        QueueLimit::Packets(n) => n,
+        QueueLimit::Bdp(f) => bdp_packets(f, link),
+        QueueLimit::Bytes(_) => {
+            return Err(ScenarioError::new(
+                format!("{path}.limit"),
+                "counts packets (Linux sch->limit), like \"10000p\" or \"2bdp\"; a byte bound is memory_limit",
+            ))
+        }
+    };
+    let mtu = p
+        .parsed(
+            "mtu",
+            ByteSize {
+                bytes: link.mtu_bytes as u64,
+            },
+            |s| match ByteSize::parse(s) {
+                Ok(b) if b.bytes > 0 => Ok(b),
+                _ => Err(format!(
+                    "expected a positive size like \"1500B\", got {s:?}"
+                )),
+            },
+        )?
+        .bytes;
+    let memory_limit = p
+        .parsed(
+            "memory_limit",
+            ByteSize {
+                bytes: limit.saturating_mul(2 * mtu),
+            },
+            |s| match ByteSize::parse(s) {
+                Ok(b) if b.bytes > 0 => Ok(b),
+                _ => Err(format!("expected a positive size like \"30MB\", got {s:?}")),
+            },
+        )?
+        .bytes;
+    let target = p.parsed(
+        "target",
+        crate::scenario::SimDuration { ns: 15_000_000 },
+        positive_duration,
+    )?;
+    let tupdate = p.parsed(
+        "tupdate",
+        crate::scenario::SimDuration { ns: 16_000_000 },
+        positive_duration,
+    )?;
+    let alpha = p.number("alpha", 41.0 / 256.0, gain_256)?;
+    let beta = p.number("beta", 819.0 / 256.0, gain_256)?;
+    let (alpha_256, beta_256) = (
+        (alpha * 256.0).round() as u32,
+        (beta * 256.0).round() as u32,
+    );
+    let coupling = p.number("coupling", 2.0, |k| {
+        (!(k.fract() == 0.0 && (1.0..=255.0).contains(&k)))
+            .then(|| format!("expected an integer in [1, 255] (Linux u8, at least 1), got {k}"))
+    })? as u8;
+    let drop_early = p.boolean("drop_early", false)?;
+    let drop_overload = p.boolean("drop_overload", true)?;
+    let ecn_mask = p.parsed("ecn_mask", 1u8, |s| match s {
+        "l4s_ect" => Ok(1),
+        "cla_ect" => Ok(2),
+        "any_ect" => Ok(3),
+        _ => Err(format!(
+            "unknown ECN mask {s:?} (known: l4s_ect, cla_ect, any_ect)"
+        )),
+    })?;
+    let (step, min_qlen_step, wc) = if mode == Mode::Dual {
+        let step = p.parsed("step_thresh", Step::Time(1_000_000), parse_step)?;
+        let min_qlen_step = p.number("min_qlen_step", 0.0, |n| {
+            (!(n.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&n)))
+                .then(|| format!("expected a whole number of packets, got {n}"))
+        })? as u64;
+        let wc = p.number("c_protection", 10.0, |w| {
+            (!(w.fract() == 0.0 && (0.0..=100.0).contains(&w)))
+                .then(|| format!("expected a whole percentage in [0, 100], got {w}"))
+        })? as u8;
+        (step, min_qlen_step, wc)
+    } else {
+        (Step::Time(u64::MAX), 0, 10)
+    };
+    Ok(DualPi2Config {
+        mode,
+        limit,
+        memory_limit,
+        target_ns: target.ns,
+        tupdate_ns: tupdate.ns,
+        alpha_256,
+        beta_256,
+        alpha: scale_alpha_beta(alpha_256),
+        beta: scale_alpha_beta(beta_256),
+        step,
+        min_qlen_step,
+        coupling,
+        drop_early,
+        drop_overload,
+        c_protection_wc: wc,
+        ecn_mask,
+        mtu,
+    })
+}
+
+/// `"1ms"` (sojourn time, Linux `step_thresh_us`) or `"5p"` (L queue length, Linux
+/// `step_thresh_pkts`).
+fn parse_step(s: &str) -> Result<Step, String> {
+    if let Some(n) = s.strip_suffix('p') {
+        return n.parse::<u64>().map(Step::Packets).map_err(|_| {
+            format!("expected a duration like \"1ms\" or a packet count like \"5p\", got {s:?}")
+        });
+    }
+    crate::scenario::SimDuration::parse(s)
+        .map(|d| Step::Time(d.ns))
+        .map_err(|_| {
+            format!("expected a duration like \"1ms\" or a packet count like \"5p\", got {s:?}")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Worked by hand from Linux `sch_dualpi2.c` and RFC 9332 §2.4 / Appendix A: the
+    //! expected values in the comments are computed from the kernel's formulas, not read
+    //! back from this code.
+    use super::*;
+    use crate::engine::rng::{stream, SimRng, StreamKind};
+    use crate::net::packet::{Packet, PacketPool};
+    use crate::scenario::ParamValue;
+
+    const MS: u64 = 1_000_000;
+
+    fn link() -> LinkInfo {
+        LinkInfo {
+            rate_bps: 100_000_000,
+            bdp_bytes: 250_000.0,
+            mtu_bytes: 1500,
+        }
+    }
+
+    fn spec(kind: &str, params: &[(&str, ParamValue)]) -> AlgoSpec {
+        AlgoSpec {
+            kind: kind.into(),
+            params: params
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        }
+    }
+
+    fn dual(params: &[(&str, ParamValue)]) -> DualPi2 {
+        DualPi2::from_spec(&spec("dualpi2", params), "q", link(), Mode::Dual).unwrap()
+    }
+
+    struct Bench {
+        pool: PacketPool,
+        dropped: Vec<PacketId>,
+        marked: Vec<PacketId>,
+        rng: SimRng,
+    }
+
+    impl Bench {
+        fn new() -> Self {
+            Bench {
+                pool: PacketPool::new(),
+                dropped: Vec::new(),
+                marked: Vec::new(),
+                rng: stream(7, StreamKind::Qdisc, 0),
+            }
+        }
+        fn ctx(&mut self, now: u64) -> QdiscCtx<'_> {
+            QdiscCtx {
+                now_ns: now,
+                pool: &mut self.pool,
+                dropped: &mut self.dropped,
+                marked: &mut self.marked,
+                rng: &mut self.rng,
+            }
+        }
+        /// Enqueue a 1500 B packet with `ecn` at `now`, tagged by `flow` (to identify it).
+        fn arrive(&mut self, q: &mut DualPi2, now: u64, ecn: Ecn, flow: u32) -> PacketId {
+            let id = self.pool.alloc(Packet {
+                size_bytes: 1500,
+                ecn,
+                flow,
+                enqueue_ns: now,
+                ..Packet::default()
+            });
+            q.enqueue(id, &mut self.ctx(now));
+            id
+        }
+        fn depart(&mut self, q: &mut DualPi2, now: u64) -> Option<PacketId> {
+            q.dequeue(&mut self.ctx(now))
+        }
+    }
+
+    /// Linux `dualpi2_scale_alpha_beta`: tmp = param x (2^32 - 1) >> 2, / 10^9.
+    /// alpha 41: 41 x 4294967295 = 176093659095, >> 2 = 44023414773, / 10^9 = 44.
+    /// beta 819: 819 x 4294967295 = 3517578214605, >> 2 = 879394553651, / 10^9 = 879.
+    /// As rates: 44 x 10^9 / 64 / 2^32 = 0.16007 Hz, 879 x ... = 3.1977 Hz.
+    #[test]
+    fn linux_gain_scaling() {
+        assert_eq!(scale_alpha_beta(41), 44);
+        assert_eq!(scale_alpha_beta(819), 879);
+        let q = dual(&[]);
+        assert_eq!((q.cfg.alpha_256, q.cfg.beta_256), (41, 819));
+        assert_eq!((q.cfg.alpha, q.cfg.beta), (44, 879));
+        // alpha = 0.16 Hz as written in the RFC: 256 x 0.16 = 40.96, rounded 41.
+        let q = dual(&[("alpha", ParamValue::Number(0.16))]);
+        assert_eq!(q.cfg.alpha_256, 41);
+    }
+
+    /// The PI core from given queue delays (target 15 ms, tupdate 16 ms):
+    /// - t = 0: one C packet arrives, so at the first update (t = 16 ms) qdelay = 16 ms:
+    ///   delta = (16e6 - 15e6) x 44 + (16e6 - 0) x 879 = 44e6 + 14064e6 = 14108e6;
+    ///   / 64 = 220437500 → p = 220437500 (p' = 0.05132; the RFC's real-valued
+    ///   0.16 x 0.001 + 3.2 x 0.016 = 0.05136).
+    /// - t = 32 ms, same head: qdelay 32 ms: (17e6) x 44 + (16e6) x 879 = 748e6 + 14064e6
+    ///   = 14812e6, / 64 = 231437500 → p = 451875000.
+    /// - the packet leaves at 40 ms; t = 48 ms, empty: (-15e6) x 44 + (-32e6) x 879 =
+    ///   -660e6 - 28128e6 = -28788e6, / 64 = 449812500 → p = 2062500.
+    /// - t = 64 ms, empty: -660e6 / 64 = 10312500 > p → p = 0.
+    #[test]
+    fn pi_update_worked_by_hand() {
+        let mut q = dual(&[]);
+        let mut b = Bench::new();
+        assert_eq!(q.timer_deadline(), Some(16 * MS));
+        b.arrive(&mut q, 0, Ecn::NotEct, 1);
+        q.on_timer(&mut b.ctx(16 * MS));
+        assert_eq!(q.prob_raw(), 220_437_500);
+        assert!((q.prob() - 0.05136).abs() < 1e-4);
+        assert_eq!(q.timer_deadline(), Some(32 * MS));
+        q.on_timer(&mut b.ctx(32 * MS));
+        assert_eq!(q.prob_raw(), 451_875_000);
+        assert!(b.depart(&mut q, 40 * MS).is_some());
+        q.on_timer(&mut b.ctx(48 * MS));
+        assert_eq!(q.prob_raw(), 2_062_500);
+        q.on_timer(&mut b.ctx(64 * MS));
+        assert_eq!(q.prob_raw(), 0);
+    }
+
+    /// The PI input is the larger of the two head delays (`get_queue_delays`): an L
+    /// packet queued at 0 and a C packet at 16 ms give heads of 20 ms and 4 ms at an
+    /// update at 20 ms, so qdelay = 20 ms: delta = 5e6 x 44 + 20e6 x 879 = 220e6 +
+    /// 17580e6 = 17800e6, / 64 = 278125000.
+    #[test]
+    fn pi_uses_the_larger_head_delay() {
+        let mut q = dual(&[]);
+        let mut b = Bench::new();
+        b.arrive(&mut q, 0, Ecn::Ect1, 1);
+        b.arrive(&mut q, 16 * MS, Ecn::Ect0, 2);
+        q.update(20 * MS);
+        assert_eq!(q.prob_raw(), 278_125_000);
+    }
+
+    /// `drop_overload = false` caps p' at MAX_PROB / k (Linux `calculate_probability`):
+    /// with k = 2, (2^32 - 1) / 2 = 2147483647.
+    #[test]
+    fn no_drop_overload_caps_at_one_over_k() {
+        let mut q = dual(&[("drop_overload", ParamValue::Bool(false))]);
+        let mut b = Bench::new();
+        b.arrive(&mut q, 0, Ecn::Ect0, 1);
+        q.update(5_000 * MS);
+        assert_eq!(q.prob_raw(), 2_147_483_647);
+    }
+
+    /// RFC 9331 §5.1 with the default mask (l4s_ect = 1): ECT(1) (01) and CE (11) to L;
+    /// Not-ECT (00) and ECT(0) (10) to C. cla_ect (2): ECT(0) and CE. any_ect (3): all ECT.
+    #[test]
+    fn classification_by_ecn_field() {
+        let q = dual(&[]);
+        assert!(!q.classify(Ecn::NotEct));
+        assert!(!q.classify(Ecn::Ect0));
+        assert!(q.classify(Ecn::Ect1));
+        assert!(q.classify(Ecn::Ce));
+        let q = dual(&[("ecn_mask", ParamValue::Str("cla_ect".into()))]);
+        assert_eq!(
+            [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce].map(|e| q.classify(e)),
+            [false, false, true, true]
+        );
+        let q = dual(&[("ecn_mask", ParamValue::Str("any_ect".into()))]);
+        assert_eq!(
+            [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce].map(|e| q.classify(e)),
+            [false, true, true, true]
+        );
+    }
+
+    fn fraction(q: &DualPi2, l4s: bool, ecn: Ecn, want: Verdict, n: u32) -> f64 {
+        let mut rng = stream(3, StreamKind::Qdisc, 1);
+        let hits = (0..n)
+            .filter(|_| q.aqm_verdict(l4s, ecn, 10 * 1500, &mut rng) == want)
+            .count();
+        hits as f64 / n as f64
+    }
+
+    /// RFC 9332 §2.4 coupling with p' = 1/4 (k = 2): p_C = p'^2 = 1/16 and
+    /// p_CL = k p' = 1/2. ECT(0) C packets are marked with 1/16 (classic ECN), Not-ECT C
+    /// packets dropped with 1/16, ECT(1) L packets marked with 1/2. 200000 draws: the
+    /// standard error of 1/16 is 0.00054, of 1/2 0.0011; allow 5 of them.
+    #[test]
+    fn coupling_squares_for_c_and_scales_for_l() {
+        let mut q = dual(&[]);
+        q.force_prob_raw(MAX_PROB / 4);
+        let n = 200_000;
+        let c_mark = fraction(&q, false, Ecn::Ect0, Verdict::Mark, n);
+        let c_drop = fraction(&q, false, Ecn::NotEct, Verdict::Drop, n);
+        let l_mark = fraction(&q, true, Ecn::Ect1, Verdict::Mark, n);
+        assert!((c_mark - 0.0625).abs() < 0.0027, "{c_mark}");
+        assert!((c_drop - 0.0625).abs() < 0.0027, "{c_drop}");
+        assert!((l_mark - 0.5).abs() < 0.0056, "{l_mark}");
+        assert_eq!(fraction(&q, false, Ecn::Ect0, Verdict::Drop, 1000), 0.0);
+        assert_eq!(fraction(&q, true, Ecn::Ect1, Verdict::Drop, 1000), 0.0);
+        // Below 2 MTU of backlog nothing is touched (must_drop's guard).
+        let mut rng = stream(3, StreamKind::Qdisc, 2);
+        assert!((0..1000).all(|_| q.aqm_verdict(true, Ecn::Ect1, 2999, &mut rng) == Verdict::Pass));
+    }
+
+    /// Overload (k p' > 1) with p' = 3/4: C packets hit with p'^2 = 9/16 are dropped even
+    /// when ECT; L packets are dropped with 9/16 (drop_overload) and otherwise marked
+    /// (7/16); without drop_overload every L packet is marked.
+    #[test]
+    fn overload_drops_by_the_square() {
+        let mut q = dual(&[]);
+        q.force_prob_raw(MAX_PROB / 4 * 3);
+        let n = 200_000;
+        let c_drop = fraction(&q, false, Ecn::Ect0, Verdict::Drop, n);
+        let l_drop = fraction(&q, true, Ecn::Ect1, Verdict::Drop, n);
+        let l_mark = fraction(&q, true, Ecn::Ect1, Verdict::Mark, n);
+        assert!((c_drop - 0.5625).abs() < 0.0056, "{c_drop}");
+        assert!((l_drop - 0.5625).abs() < 0.0056, "{l_drop}");
+        assert!((l_mark - 0.4375).abs() < 0.0056, "{l_mark}");
+        let mut q = dual(&[("drop_overload", ParamValue::Bool(false))]);
+        q.force_prob_raw(MAX_PROB / 4 * 3);
+        assert_eq!(fraction(&q, true, Ecn::Ect1, Verdict::Mark, 1000), 1.0);
+    }
+
+    /// The step (1 ms, strictly greater, `do_step_aqm`) with p' = 0: L packets that
+    /// waited 1.5 ms are marked, those that waited exactly 1 ms or 0.5 ms are not; C
+    /// packets never get the step.
+    #[test]
+    fn step_marks_l_packets_above_one_ms() {
+        let mut q = dual(&[]);
+        let mut b = Bench::new();
+        let a = b.arrive(&mut q, 0, Ecn::Ect1, 1);
+        let c = b.arrive(&mut q, 0, Ecn::Ect0, 2);
+        let l2 = b.arrive(&mut q, 500_000, Ecn::Ect1, 3);
+        let l3 = b.arrive(&mut q, 1_000_000, Ecn::Ect1, 4);
+        // L first (credit starts negative): a waited 1.5 ms.
+        assert_eq!(b.depart(&mut q, 1_500_000), Some(a));
+        assert_eq!(b.pool.get(a).ecn, Ecn::Ce);
+        assert_eq!(b.depart(&mut q, 1_500_000), Some(l2)); // waited 1.0 ms
+        assert_eq!(b.pool.get(l2).ecn, Ecn::Ect1);
+        assert_eq!(b.depart(&mut q, 1_500_000), Some(l3)); // 0.5 ms
+        assert_eq!(b.pool.get(l3).ecn, Ecn::Ect1);
+        assert_eq!(b.depart(&mut q, 9 * MS), Some(c));
+        assert_eq!(b.pool.get(c).ecn, Ecn::Ect0);
+        assert_eq!(q.step_marks(), 1);
+        assert_eq!(b.marked, vec![a]);
+    }
+
+    /// The WRR credit (`dequeue_packet`) with c_protection 10 % and 1500 B packets:
+    /// credit starts at 1500 x (10 - 90) = -120000. With both queues backlogged each L
+    /// departure adds 10 x 1500 = 15000 and L is served while the credit is <= 0: after
+    /// 8 L departures it is 0, so a 9th L goes (15000), then C (15000 - 90 x 1500 =
+    /// -120000): 9 L, 1 C, 9 L, 1 C. With only one queue backlogged the credit does not
+    /// move, and it returns to -120000 when both are empty.
+    #[test]
+    fn wrr_credit_serves_nine_l_per_c() {
+        let mut q = dual(&[]);
+        let mut b = Bench::new();
+        assert_eq!(q.credit(), -120_000);
+        for i in 0..20 {
+            b.arrive(&mut q, 0, Ecn::Ect1, 100 + i);
+            b.arrive(&mut q, 0, Ecn::Ect0, 200 + i);
+        }
+        let mut order = String::new();
+        for _ in 0..20 {
+            let id = b.depart(&mut q, 0).unwrap();
+            order.push(if b.pool.get(id).flow < 200 { 'L' } else { 'C' });
+        }
+        assert_eq!(order, "LLLLLLLLLCLLLLLLLLLC");
+        assert_eq!(q.credit(), -120_000);
+        // 2 L and 18 C left: L, L (credit +30000 → -90000), then C alone: no change.
+        let mut order = String::new();
+        for _ in 0..20 {
+            let id = b.depart(&mut q, 0).unwrap();
+            order.push(if b.pool.get(id).flow < 200 { 'L' } else { 'C' });
+        }
+        assert_eq!(order, "LLCCCCCCCCCCCCCCCCCC");
+        assert_eq!(q.credit(), -90_000);
+        assert!(b.depart(&mut q, 0).is_none());
+        assert_eq!(q.credit(), -120_000);
+        // c_protection 50: credit starts at 0, so L still goes first (<= 0), then they
+        // alternate: L (+75000), C (0), L, C ...
+        let mut q = dual(&[("c_protection", ParamValue::Number(50.0))]);
+        for i in 0..4 {
+            b.arrive(&mut q, 0, Ecn::Ect1, 100 + i);
+            b.arrive(&mut q, 0, Ecn::Ect0, 200 + i);
+        }
+        let order: String = (0..8)
+            .map(|_| {
+                let id = b.depart(&mut q, 0).unwrap();
+                if b.pool.get(id).flow < 200 {
+                    'L'
+                } else {
+                    'C'
+                }
+            })
+            .collect();
+        assert_eq!(order, "LCLCLCLC");
+    }
+
+    /// PI2 in one queue: FIFO order whatever the class; an L4S packet is marked with
+    /// min(k p', 1) = 1 at p' = 1/2, a Classic ECT(0) one with p'^2 = 1/4.
+    #[test]
+    fn pi2_single_queue_keeps_fifo_order() {
+        let mut q = DualPi2::from_spec(&spec("pi2", &[]), "q", link(), Mode::Single).unwrap();
+        let mut b = Bench::new();
+        let ids: Vec<_> = [Ecn::Ect0, Ecn::Ect1, Ecn::NotEct, Ecn::Ect1, Ecn::Ect0]
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| b.arrive(&mut q, i as u64, e, i as u32))
+            .collect();
+        let out: Vec<_> = (0..5).map(|_| b.depart(&mut q, 10).unwrap()).collect();
+        assert_eq!(out, ids);
+        q.force_prob_raw(MAX_PROB / 2);
+        assert_eq!(fraction(&q, true, Ecn::Ect1, Verdict::Mark, 1000), 1.0);
+        let c = fraction(&q, false, Ecn::Ect0, Verdict::Mark, 100_000);
+        assert!((c - 0.25).abs() < 0.007, "{c}");
+    }
+
+    #[test]
+    fn parameters_are_checked_with_their_key() {
+        let err = |kind: &str, params: &[(&str, ParamValue)]| {
+            let mode = if kind == "pi2" {
+                Mode::Single
+            } else {
+                Mode::Dual
+            };
+            DualPi2::from_spec(&spec(kind, params), "q", link(), mode).unwrap_err()
+        };
+        let s = |v: &str| ParamValue::Str(v.into());
+        assert_eq!(err("dualpi2", &[("limit", s("10MB"))]).path, "q.limit");
+        assert_eq!(
+            err("dualpi2", &[("coupling", ParamValue::Number(0.0))]).path,
+            "q.coupling"
+        );
+        assert_eq!(
+            err("dualpi2", &[("step_thresh", s("fast"))]).path,
+            "q.step_thresh"
+        );
+        assert_eq!(
+            err("dualpi2", &[("c_protection", ParamValue::Number(101.0))]).path,
+            "q.c_protection"
+        );
+        assert_eq!(
+            err("dualpi2", &[("alpha", ParamValue::Number(0.001))]).path,
+            "q.alpha"
+        );
+        assert_eq!(
+            err("dualpi2", &[("ecn_mask", s("ect1"))]).path,
+            "q.ecn_mask"
+        );
+        let e = err("pi2", &[("step_thresh", s("1ms"))]);
+        assert_eq!(e.path, "q.step_thresh");
+        assert!(e.message.contains("unknown parameter"), "{}", e.message);
+        let q = dual(&[("step_thresh", s("5p")), ("limit", s("2bdp"))]);
+        assert_eq!(q.cfg.step, Step::Packets(5));
+        assert_eq!(q.cfg.limit, 333);
+        assert_eq!(q.cfg.memory_limit, 333 * 3000);
+    }
+}
