@@ -22,11 +22,13 @@ pub mod cubic;
 pub mod dctcp;
 pub mod ledbat;
 pub mod newreno;
+pub mod prague;
 pub mod reno;
 pub mod vegas;
 
 pub use crate::control::deadline::{Knob, KnobUnit};
 use crate::engine::rng::SimRng;
+use crate::net::packet::Ecn;
 use crate::scenario::{AlgoSpec, ParamValue, ScenarioError, SimDuration};
 
 /// Linux's `TCP_INFINITE_SSTHRESH`.
@@ -175,6 +177,11 @@ pub trait CongestionControl {
     fn needs_accurate_ecn(&self) -> bool {
         false
     }
+    /// The ECN codepoint of the data packets of an ECN flow: ECT(0) (RFC 3168), or
+    /// ECT(1) for an L4S controller (RFC 9331, TCP Prague).
+    fn ecn_codepoint(&self) -> Ecn {
+        Ecn::Ect0
+    }
     /// Internal variables worth tracing (DCTCP's α, ...), as (name, value); sampled for
     /// flows with `trace = true` into the `cc_vars` table (Linux's `get_info` idea).
     fn diagnostics(&self) -> Vec<(&'static str, f64)> {
@@ -200,6 +207,7 @@ pub enum Cc {
     Cdg(cdg::Cdg),
     Ledbat(ledbat::Ledbat),
     Vegas(vegas::Vegas),
+    Prague(prague::Prague),
 }
 
 macro_rules! each_cc {
@@ -211,6 +219,7 @@ macro_rules! each_cc {
             Cc::Cdg($c) => $body,
             Cc::Ledbat($c) => $body,
             Cc::Vegas($c) => $body,
+            Cc::Prague($c) => $body,
         }
     };
 }
@@ -225,6 +234,7 @@ impl Cc {
             Cc::Cdg(_) => "cdg",
             Cc::Ledbat(_) => "ledbat",
             Cc::Vegas(_) => "vegas",
+            Cc::Prague(_) => "prague",
         }
     }
 
@@ -280,6 +290,10 @@ impl CongestionControl for Cc {
     fn needs_accurate_ecn(&self) -> bool {
         each_cc!(self, c => c.needs_accurate_ecn())
     }
+    #[inline]
+    fn ecn_codepoint(&self) -> Ecn {
+        each_cc!(self, c => c.ecn_codepoint())
+    }
     fn diagnostics(&self) -> Vec<(&'static str, f64)> {
         each_cc!(self, c => c.diagnostics())
     }
@@ -289,7 +303,9 @@ impl CongestionControl for Cc {
 }
 
 /// Names accepted in `cc = ...` (`reno` is an alias of `newreno`).
-pub const KNOWN_KINDS: &[&str] = &["newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas"];
+pub const KNOWN_KINDS: &[&str] = &[
+    "newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "prague",
+];
 
 /// Seed of CDG's random stream until the simulator passes a per-flow one
 /// ([`Cc::seed_rng`]).
@@ -312,6 +328,7 @@ pub fn build(spec: &AlgoSpec, path: &str) -> Result<Cc, ScenarioError> {
         "cdg" => Cc::Cdg(cdg::Cdg::new(DEFAULT_CC_SEED)),
         "ledbat" => Cc::Ledbat(ledbat::Ledbat::default()),
         "vegas" => Cc::Vegas(vegas::Vegas::default()),
+        "prague" => Cc::Prague(prague::Prague::default()),
         other => {
             return Err(ScenarioError::new(
                 format!("{path}.kind"),

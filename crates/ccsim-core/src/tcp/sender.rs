@@ -48,7 +48,7 @@ use crate::cc::{
     AckFlags, AckSample, CaEvent, CaState, Cc, CcState, CongestionControl, ReductionCause,
     INFINITE_SSTHRESH,
 };
-use crate::net::packet::{tcp_flags, Ecn, Packet, PacketKind, TCP_IP_HEADER_BYTES};
+use crate::net::packet::{tcp_flags, Packet, PacketKind, TCP_IP_HEADER_BYTES};
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -301,7 +301,7 @@ impl TcpSender {
             ..Packet::default()
         };
         if self.tp.ecn_ok && (!is_retrans || self.cc.needs_accurate_ecn()) {
-            p.ecn = Ecn::Ect0;
+            p.ecn = self.cc.ecn_codepoint();
             if self.ecn_queue_cwr && !is_retrans {
                 self.ecn_queue_cwr = false;
                 p.tcp_flags |= tcp_flags::CWR;
@@ -1020,7 +1020,7 @@ mod tests {
     //! RFC 6937 and Linux, driving the sender with crafted ACKs.
     use super::*;
     use crate::cc::newreno::NewReno;
-    use crate::net::packet::PacketPool;
+    use crate::net::packet::{Ecn, PacketPool};
 
     const MS: u64 = 1_000_000;
 
