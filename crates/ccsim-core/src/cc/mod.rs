@@ -115,6 +115,19 @@ pub struct CcState {
     /// through `ssthresh` with [`ReductionCause::Delay`], as Linux CDG calls
     /// `tcp_enter_cwr()`. The sender clears it.
     pub request_cwr: bool,
+    /// Pacing rate in payload bytes per second set by a controller with `cong_control`
+    /// (Linux `sk_pacing_rate`); 0 leaves the sender's `tcp_update_pacing_rate` default.
+    pub pacing_rate: u64,
+    /// Earliest departure time of the next packet (Linux `tcp_wstamp_ns`); set before
+    /// `cong_control` is called.
+    pub wstamp_ns: u64,
+    /// Packets marked lost so far (Linux `tp->lost`).
+    pub lost: u64,
+    /// Linux `tp->app_limited`: 0, or the `delivered` count past which the current
+    /// application-limited stretch ends. Kept only for flows that sample delivery rates.
+    pub app_limited: u64,
+    /// Linux `tp->delivered_mstamp`: when `delivered` last grew (rate-sampled flows only).
+    pub delivered_mstamp_ns: u64,
 }
 
 impl CcState {
@@ -134,6 +147,58 @@ pub struct AckSample {
     pub rtt_ns: Option<u64>,
     /// Packets in flight before this ACK.
     pub in_flight: u32,
+}
+
+/// A delivery-rate sample (Linux `struct rate_sample`), built per ACK by
+/// `crate::tcp::rate` for controllers that ask for it and handed to
+/// [`CongestionControl::cong_control`]. Times in nanoseconds; -1 marks an invalid count,
+/// interval or RTT as in Linux.
+#[derive(Debug, Clone, Copy)]
+pub struct RateSample {
+    /// Start of the sampled interval (`None`: no timing information).
+    pub prior_mstamp_ns: Option<u64>,
+    /// `delivered` when the sampled packet was sent.
+    pub prior_delivered: u64,
+    /// Packets delivered over the interval.
+    pub delivered: i64,
+    /// The interval: the longer of the send and ACK phases.
+    pub interval_ns: i64,
+    pub snd_interval_ns: i64,
+    pub rcv_interval_ns: i64,
+    /// RTT of the most recently sent packet this ACK (S)ACKed.
+    pub rtt_ns: i64,
+    /// Packets newly marked lost on this ACK.
+    pub losses: u32,
+    /// Packets newly (S)ACKed on this ACK.
+    pub acked_sacked: u32,
+    /// Packets in flight before this ACK.
+    pub prior_in_flight: u32,
+    /// The sample covers a stretch in which the application had nothing to send.
+    pub is_app_limited: bool,
+    /// The sampled packet was retransmitted.
+    pub is_retrans: bool,
+    /// The ACK was probably delayed (Linux `FLAG_ACK_MAYBE_DELAYED`).
+    pub is_ack_delayed: bool,
+}
+
+impl Default for RateSample {
+    fn default() -> Self {
+        RateSample {
+            prior_mstamp_ns: None,
+            prior_delivered: 0,
+            delivered: 0,
+            interval_ns: 0,
+            snd_interval_ns: 0,
+            rcv_interval_ns: 0,
+            rtt_ns: -1,
+            losses: 0,
+            acked_sacked: 0,
+            prior_in_flight: 0,
+            is_app_limited: false,
+            is_retrans: false,
+            is_ack_delayed: false,
+        }
+    }
 }
 
 /// Flags describing an incoming ACK (Linux `CA_ACK_*`).
@@ -194,6 +259,19 @@ pub trait CongestionControl {
     fn lbe_knob(&self) -> Option<Knob> {
         None
     }
+    /// Whether the controller replaces the sender's window logic (`cong_avoid` and the PRR
+    /// reduction) with [`CongestionControl::cong_control`] (Linux `.cong_control` set).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+    /// Whether the sender should build a [`RateSample`] per ACK (`tcp_rate.c`); flows whose
+    /// controller says no pay nothing for it.
+    fn wants_rate_sample(&self) -> bool {
+        self.has_cong_control()
+    }
+    /// Linux `.cong_control`: on every ACK, set cwnd (and `tp.pacing_rate`) from the rate
+    /// sample, in place of `cong_avoid`/PRR (`tcp_cong_control`).
+    fn cong_control(&mut self, _tp: &mut CcState, _rs: &RateSample) {}
 }
 
 /// The congestion controllers ccsim knows, dispatched statically.
@@ -299,6 +377,18 @@ impl CongestionControl for Cc {
     }
     fn lbe_knob(&self) -> Option<Knob> {
         each_cc!(self, c => c.lbe_knob())
+    }
+    #[inline]
+    fn has_cong_control(&self) -> bool {
+        each_cc!(self, c => c.has_cong_control())
+    }
+    #[inline]
+    fn wants_rate_sample(&self) -> bool {
+        each_cc!(self, c => c.wants_rate_sample())
+    }
+    #[inline]
+    fn cong_control(&mut self, tp: &mut CcState, rs: &RateSample) {
+        each_cc!(self, c => c.cong_control(tp, rs))
     }
 }
 
@@ -489,6 +579,11 @@ pub(crate) mod tests {
             sacked_out: 0,
             paced: false,
             request_cwr: false,
+            pacing_rate: 0,
+            wstamp_ns: 0,
+            lost: 0,
+            app_limited: 0,
+            delivered_mstamp_ns: 0,
         }
     }
 

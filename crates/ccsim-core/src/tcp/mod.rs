@@ -8,6 +8,7 @@
 //! RTT, as Linux seeds it from the SYN/SYN-ACK exchange. The receive window never limits
 //! the sender (paper 003's model assumption (b); Linux autotunes it well past 1 BDP here).
 
+pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

@@ -33,6 +33,14 @@
 //! - `tcp_is_cwnd_limited()` and `tcp_cwnd_validate()` gate window growth.
 //! - Pacing (optional, off by default) at `cwnd x mss / srtt` times 200% in slow start
 //!   (cwnd < ssthresh/2) and 120% otherwise (`tcp_update_pacing_rate`).
+//! - A controller with `cong_control` (Linux `.cong_control`, BBR) replaces the PRR
+//!   reduction and `cong_avoid` on every ACK (`tcp_cong_control`), gets a delivery-rate
+//!   sample (`tcp_rate.c`, [`super::rate`]), sets the pacing rate itself
+//!   (`sk_pacing_rate`: each packet then departs `payload / rate` after the previous one,
+//!   from the tenth data segment on, as `tcp_update_skb_after_send`), and the end of a
+//!   reduction leaves its cwnd alone (`tcp_end_cwnd_reduction`). A controller turns pacing
+//!   on by setting `tp.paced` in `init` (Linux `SK_PACING_NEEDED`). Packets are paced one
+//!   by one (Linux paces TSO bursts of `tcp_tso_segs`).
 //!
 //! Departures from Linux (defaults of a current kernel), each a candidate option:
 //! RACK-TLP loss detection (`tcp_recovery=1`) and tail loss probes are not modelled, so a
@@ -42,6 +50,7 @@
 
 use std::collections::VecDeque;
 
+use super::rate::RateSampler;
 use super::rtt::{RttEstimator, RTO_MAX_NS};
 use super::{TcpConfig, TcpIo, Timer};
 use crate::cc::{
@@ -125,6 +134,10 @@ pub struct TcpSender {
     pub reductions: Vec<Reduction>,
     /// `(time, rtt)` of every RTT sample, ns, when recorded (`trace.rtt_samples`).
     pub rtt_log: Option<Vec<(u64, u64)>>,
+    /// Delivery-rate sampling, only for controllers that want it.
+    rate: Option<RateSampler>,
+    /// The controller has `cong_control` (cached: tested on every ACK).
+    cong_control: bool,
 }
 
 /// Flags of one ACK (subset of Linux `FLAG_*`).
@@ -164,8 +177,15 @@ impl TcpSender {
             sacked_out: 0,
             paced: cfg.pacing,
             request_cwr: false,
+            pacing_rate: 0,
+            wstamp_ns: 0,
+            lost: 0,
+            app_limited: 0,
+            delivered_mstamp_ns: 0,
         };
         let rto_ns = rtt.rto_ns();
+        let cong_control = cc.has_cong_control();
+        let rate = (cong_control || cc.wants_rate_sample()).then(|| RateSampler::new(0));
         TcpSender {
             total_segs: cfg.total_segments(),
             cfg,
@@ -200,6 +220,8 @@ impl TcpSender {
             trace_reductions: false,
             reductions: Vec::new(),
             rtt_log: None,
+            rate,
+            cong_control,
         }
     }
 
@@ -276,6 +298,13 @@ impl TcpSender {
     /// `tcp_init_congestion_control`). The caller keeps `needs_accurate_ecn` unchanged.
     pub fn switch_cc(&mut self, cc: Cc, now_ns: u64) {
         self.cc = cc;
+        self.cong_control = self.cc.has_cong_control();
+        self.tp.pacing_rate = 0;
+        if !(self.cong_control || self.cc.wants_rate_sample()) {
+            self.rate = None;
+        } else if self.rate.is_none() {
+            self.rate = Some(RateSampler::new(self.sb.len()));
+        }
         self.refresh_tp(now_ns);
         self.cc.init(&mut self.tp);
     }
@@ -316,8 +345,15 @@ impl TcpSender {
         }
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += size;
-        if self.cfg.pacing {
-            self.next_send_ns = now.max(self.next_send_ns) + self.pacing_gap_ns(size);
+        if self.tp.paced {
+            // A controller's rate (tcp_update_skb_after_send), once 10 data segments have
+            // gone out; without one (rate 0) the sender's own.
+            let gap = match (u64::from(payload) * 1_000_000_000).checked_div(self.tp.pacing_rate) {
+                Some(gap) if self.stats.packets_sent >= 10 => gap,
+                Some(_) => 0,
+                None => self.pacing_gap_ns(size),
+            };
+            self.next_send_ns = now.max(self.next_send_ns) + gap;
         }
     }
 
@@ -365,7 +401,7 @@ impl TcpSender {
             if self.in_flight() >= self.tp.cwnd {
                 break;
             }
-            if self.cfg.pacing && self.next_send_ns > now {
+            if self.tp.paced && self.next_send_ns > now {
                 self.pacing_timer.arm(self.next_send_ns);
                 break;
             }
@@ -375,6 +411,10 @@ impl TcpSender {
                     let m = self.meta(seg);
                     m.flags |= RETRANS | EVER_RETRANS;
                     m.sent_ns = now;
+                }
+                let (idx, packets_out) = (seg - self.tp.snd_una, self.packets_out());
+                if let Some(r) = self.rate.as_mut() {
+                    r.on_retransmit(&mut self.tp, idx as usize, now, packets_out);
                 }
                 self.retrans_out += 1;
                 self.stats.retransmits += 1;
@@ -389,6 +429,10 @@ impl TcpSender {
                     self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
                     self.rto_timer.arm(now + self.rto_ns);
                 }
+                let packets_out = self.packets_out();
+                if let Some(r) = self.rate.as_mut() {
+                    r.on_new_sent(&mut self.tp, now, packets_out);
+                }
                 self.sb.push_back(SegMeta {
                     flags: 0,
                     sent_ns: now,
@@ -396,6 +440,16 @@ impl TcpSender {
                 self.tp.snd_nxt += 1;
                 self.transmit(seg, false, io);
             } else {
+                if self.rate.is_some() {
+                    // Out of data with room in cwnd (tcp_rate_check_app_limited).
+                    let in_flight = self.in_flight();
+                    RateSampler::check_app_limited(
+                        &mut self.tp,
+                        in_flight,
+                        self.lost_out,
+                        self.retrans_out,
+                    );
+                }
                 break;
             }
             sent_any = true;
@@ -459,6 +513,9 @@ impl TcpSender {
                     if m.flags & LOST != 0 {
                         self.lost_out -= 1;
                     }
+                    if let Some(r) = self.rate.as_mut() {
+                        r.on_sacked((seg - una) as usize, m.sent_ns, m.flags & EVER_RETRANS != 0);
+                    }
                     if m.flags & EVER_RETRANS == 0 {
                         first_sackt =
                             Some(first_sackt.map_or(m.sent_ns, |t: u64| t.min(m.sent_ns)));
@@ -491,6 +548,10 @@ impl TcpSender {
                 .sb
                 .pop_front()
                 .expect("scoreboard covers snd_una..snd_nxt");
+            if let Some(r) = self.rate.as_mut() {
+                // A segment SACKed before was counted then (tcp_rate_skb_delivered).
+                r.on_cum_acked(m.sent_ns, m.flags & EVER_RETRANS != 0);
+            }
             if m.flags & SACKED != 0 {
                 self.sacked_out -= 1;
                 if self.tp.snd_una < self.lost_hint_seg {
@@ -532,6 +593,10 @@ impl TcpSender {
         }
         let prior_snd_una = self.tp.snd_una;
         let prior_in_flight = self.in_flight();
+        let prior_lost = self.tp.lost;
+        if let Some(r) = self.rate.as_mut() {
+            r.begin_ack(prior_in_flight);
+        }
         self.newly_lost = 0;
         let mut info = AckInfo {
             ece: self.tp.ecn_ok && pkt.tcp_flags & tcp_flags::ECE != 0,
@@ -622,9 +687,17 @@ impl TcpSender {
             delivered += delivered_reno;
         }
 
-        // tcp_cong_control()
+        // tcp_rate_gen(), then tcp_cong_control()
         self.refresh_tp(now);
-        if matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+        if let Some(r) = self.rate.as_mut() {
+            let lost = (self.tp.lost - prior_lost) as u32;
+            r.gen(&mut self.tp, delivered, lost, now, ca_rtt);
+        }
+        if self.cong_control {
+            self.tp.wstamp_ns = self.next_send_ns;
+            let rs = self.rate.as_ref().map(|r| r.rs).unwrap_or_default();
+            self.cc.cong_control(&mut self.tp, &rs);
+        } else if matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
             self.cwnd_reduction(delivered, info);
         } else if info.snd_una_advanced {
             self.tp.is_cwnd_limited = self.is_cwnd_limited();
@@ -780,6 +853,7 @@ impl TcpSender {
         m.flags |= LOST;
         self.lost_out += 1;
         self.newly_lost += 1;
+        self.tp.lost += 1;
         if seg < self.retrans_hint {
             self.retrans_hint = seg;
         }
@@ -891,6 +965,9 @@ impl TcpSender {
 
     /// Linux `tcp_end_cwnd_reduction()`.
     fn end_cwnd_reduction(&mut self) {
+        if self.cong_control {
+            return; // the controller sets cwnd itself
+        }
         if self.tp.ssthresh < INFINITE_SSTHRESH {
             self.tp.cwnd = self.tp.ssthresh;
         }
@@ -953,12 +1030,15 @@ impl TcpSender {
             }
             if m.flags & LOST != 0 {
                 if m.flags & RETRANS != 0 {
+                    // A retransmission lost again counts as a loss (tcp_mark_skb_lost).
                     m.flags &= !RETRANS;
                     self.retrans_out -= 1;
+                    self.tp.lost += 1;
                 }
             } else {
                 m.flags |= LOST;
                 self.lost_out += 1;
+                self.tp.lost += 1;
             }
         }
         let state = self.tp.ca_state;
@@ -993,6 +1073,9 @@ impl TcpSender {
         }
         if self.sb.len() as u64 != self.tp.snd_nxt - self.tp.snd_una {
             return Err("scoreboard length".into());
+        }
+        if self.rate.as_ref().is_some_and(|r| r.len() != self.sb.len()) {
+            return Err("rate snapshots do not match the scoreboard".into());
         }
         // Linux tcp_verify_left_out(): the pipe estimate must not wrap.
         if self.sacked_out + self.lost_out > self.packets_out() {
