@@ -27,6 +27,7 @@ impl Gen {
 }
 
 const SOURCES: &[&str] = &[
+    include_str!("../../../examples/bbr.toml"),
     include_str!("../../../examples/cdg_vs_cubic.toml"),
     include_str!("../../../examples/csaqm_gold_silver.toml"),
     include_str!("../../../examples/csaqm_unresponsive_udp.toml"),

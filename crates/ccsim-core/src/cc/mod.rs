@@ -17,6 +17,7 @@
 //! (on a copy, when the scenario is built) cannot fail later.
 
 pub mod abe;
+pub mod bbr;
 pub mod cdg;
 pub mod cubic;
 pub mod dctcp;
@@ -286,6 +287,7 @@ pub enum Cc {
     Ledbat(ledbat::Ledbat),
     Vegas(vegas::Vegas),
     Prague(prague::Prague),
+    Bbr(bbr::Bbr),
 }
 
 macro_rules! each_cc {
@@ -298,6 +300,7 @@ macro_rules! each_cc {
             Cc::Ledbat($c) => $body,
             Cc::Vegas($c) => $body,
             Cc::Prague($c) => $body,
+            Cc::Bbr($c) => $body,
         }
     };
 }
@@ -313,6 +316,7 @@ impl Cc {
             Cc::Ledbat(_) => "ledbat",
             Cc::Vegas(_) => "vegas",
             Cc::Prague(_) => "prague",
+            Cc::Bbr(_) => "bbr",
         }
     }
 
@@ -320,8 +324,10 @@ impl Cc {
     /// The simulator should pass a per-flow stream derived from the scenario seed
     /// (`engine::rng::stream(seed, kind, flow)`); controllers without randomness ignore it.
     pub fn seed_rng(&mut self, rng: SimRng) {
-        if let Cc::Cdg(c) = self {
-            c.seed_rng(rng);
+        match self {
+            Cc::Cdg(c) => c.seed_rng(rng),
+            Cc::Bbr(c) => c.seed_rng(rng),
+            _ => {}
         }
     }
 }
@@ -394,7 +400,7 @@ impl CongestionControl for Cc {
 
 /// Names accepted in `cc = ...` (`reno` is an alias of `newreno`).
 pub const KNOWN_KINDS: &[&str] = &[
-    "newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "prague",
+    "newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "bbr", "prague",
 ];
 
 /// Seed of CDG's random stream until the simulator passes a per-flow one
@@ -419,6 +425,7 @@ pub fn build(spec: &AlgoSpec, path: &str) -> Result<Cc, ScenarioError> {
         "ledbat" => Cc::Ledbat(ledbat::Ledbat::default()),
         "vegas" => Cc::Vegas(vegas::Vegas::default()),
         "prague" => Cc::Prague(prague::Prague::default()),
+        "bbr" => Cc::Bbr(bbr::Bbr::new(DEFAULT_CC_SEED)),
         other => {
             return Err(ScenarioError::new(
                 format!("{path}.kind"),
@@ -597,7 +604,7 @@ pub(crate) mod tests {
             assert_eq!(build(&spec, "flows[0].cc").unwrap().name(), kind);
         }
         let spec = AlgoSpec {
-            kind: "bbr".to_owned(),
+            kind: "bbr9".to_owned(),
             params: Default::default(),
         };
         let err = build(&spec, "flows[0].cc").unwrap_err();
