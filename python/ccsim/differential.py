@@ -454,12 +454,6 @@ DELAY_SIGNALS = frozenset(
 NONE: frozenset[str] = frozenset()
 
 
-def _rule_tbf(sc: Scenario, r: Result) -> frozenset[str]:
-    if sc.queue.shaper_mbps and sc.queue.kind in ("pie", "codel", "fq_codel"):
-        return DELAY_SIGNALS - {"utilisation"}
-    return NONE
-
-
 def _rule_timeouts(sc: Scenario, r: Result) -> frozenset[str]:
     a, b = r.values["ccsim"]["timeouts"], r.values["ns3"]["timeouts"]
     return ALL if b >= 2 * a + 5 else NONE
@@ -499,7 +493,6 @@ def _rule_short_run(sc: Scenario, r: Result) -> frozenset[str]:
 # compare.CAUSES) and returns the metrics the cause moves; a row gets every cause whose
 # signature it shows for one of its misses, and counts as explained when they cover all.
 CAUSE_RULES: list[tuple[str, Callable[[Scenario, Result], frozenset[str]]]] = [
-    ("ns3-tbf-peek", _rule_tbf),
     ("ns3-timeouts", _rule_timeouts),
     ("ns3-recovery-exit", _rule_recovery_exit),
     ("ns3-device-slot", _rule_device_slot),

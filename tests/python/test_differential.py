@@ -210,11 +210,14 @@ def test_cause_rules_cover_the_metrics_they_explain():
         measure=(20, 60),
     )
     dd = D.Drawn(sc, d.params)
-    # a longer queue in ns-3 behind the token bucket, and 20 against 25 drops
+    # a longer queue in ns-3 behind the token bucket, and 20 against 25 drops: since ccsim's
+    # shaper holds the peek-dequeued packet as Linux and ns-3 do, a token bucket explains
+    # nothing by itself (ns3-tbf-peek is fixed), so the delay gaps stay unexplained
     cc, ns = _cc(p50=10, p90=20, drop=0.020), _cc(p50=20, p90=40, drop=0.025, wall=1.0)
     r = D.make_result(dd, cc, ns)
     assert {"sojourn p50", "sojourn p90", "drop probability"} <= set(r.failed)
-    assert "ns3-tbf-peek" in r.causes and r.unexplained == []
+    assert "ns3-tbf-peek" not in r.causes
+    assert {"sojourn p50", "sojourn p90"} <= set(r.unexplained)
     # utilisation is not the token bucket's doing: left unexplained
     r = D.make_result(dd, cc, _cc(util=0.80, p50=20, p90=40, wall=1.0))
     assert "utilisation" in r.unexplained
