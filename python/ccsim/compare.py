@@ -256,6 +256,35 @@ def _matrix() -> list[Scenario]:
             scale=True,
         )
     )
+    # Issue 20's BBR v1 (ccsim cc/bbr.rs, Linux tcp_bbr.c) against ns-3's TcpBbr (a port
+    # of the same Linux file; it turns pacing on itself): done-when 2's single flow, and
+    # the RTT unfairness of two flows (Ma et al. 2017's 10 ms vs 50 ms at 100 Mbps).
+    s.append(
+        Scenario(
+            name="bbr-droptail-1bdp",
+            title="BBR, DropTail 1 BDP (33p), 10 Mbps, 40 ms, 1 flow",
+            rate_mbps=10,
+            queue=Queue("droptail", "33p"),
+            flows=(FlowGroup("bbr", 40),),
+            duration_s=60,
+            measure=(10, 60),
+            quick_duration_s=30,
+            quick_measure=(5, 30),
+        )
+    )
+    s.append(
+        Scenario(
+            name="bbr-2rtt",
+            title="2 BBR (10 ms and 50 ms), DropTail 1 BDP at 50 ms (417p), 100 Mbps",
+            rate_mbps=100,
+            queue=Queue("droptail", "417p"),
+            flows=(FlowGroup("bbr", 10), FlowGroup("bbr", 50)),
+            duration_s=60,
+            measure=(20, 60),
+            quick_duration_s=30,
+            quick_measure=(10, 30),
+        )
+    )
     return s
 
 
@@ -368,7 +397,12 @@ def ccsim_scenario(sc: Scenario, quick: bool) -> dict:
 # ns-3 side
 # ---------------------------------------------------------------------------------------
 
-NS3_CC = {"newreno": "ns3::TcpLinuxReno", "cubic": "ns3::TcpCubic", "dctcp": "ns3::TcpDctcp"}
+NS3_CC = {
+    "newreno": "ns3::TcpLinuxReno",
+    "cubic": "ns3::TcpCubic",
+    "dctcp": "ns3::TcpDctcp",
+    "bbr": "ns3::TcpBbr",
+}
 
 
 def ns3_queue_attrs(q: Queue) -> tuple[str, list[tuple[str, str]]]:
