@@ -22,7 +22,8 @@
 //!   (`tcp_end_cwnd_reduction`).
 //! - ECN sender per RFC 3168 §6.1.2 as Linux: an ECE ACK enters CWR from Open/Disorder
 //!   only (`tcp_enter_cwr`), so at most one reduction per window; CWR is set on the next
-//!   new data segment; new data is ECT(0), retransmissions and ACKs Not-ECT.
+//!   new data segment; new data carries the CC's `ecn_codepoint()` (ECT(0); ECT(1) for
+//!   TCP Prague, RFC 9331), retransmissions and ACKs Not-ECT.
 //! - RTO per `tcp_retransmit_timer()`/`tcp_enter_loss()`: ssthresh from the CC (once per
 //!   loss episode), cwnd = 1, every un-SACKed segment marked lost, RTO doubled up to
 //!   120 s; retransmitting the head re-arms the timer.
