@@ -930,6 +930,28 @@ CAUSES: dict[str, Cause] = {
         "it holds the flows). ccsim is closer to Linux.",
         "ns-3 differs",
     ),
+    "ns3-bbr-stale-rate-sample": Cause(
+        "ns-3's delivery-rate sampler reuses the previous ACK's interval, so its BBR "
+        "overestimates the bottleneck and paces above it",
+        "ns-3 3.44's `TcpRateLinux` keeps one rate sample across ACKs: "
+        "`SkbDelivered` (tcp-rate-ops.cc) moves the interval start only when a newly "
+        "delivered segment has a strictly larger `delivered` snapshot, and stores the ACK "
+        "phase only then, so an ACK covering only segments sent in the same inter-ACK gap "
+        "as the previous sample's reuses the previous ACK's interval while counting its own "
+        "bytes: the interval is one ACK gap (2.4 ms at 10 Mbit/s) too short. Linux starts a "
+        "fresh `rate_sample` in every `tcp_ack` and `tcp_rate_gen` takes the ACK phase at "
+        "the current ACK, as ccsim's tcp/rate.rs does. Traced on bbr-droptail-1bdp (ns-3 "
+        "with NS_LOG=TcpBbr, 1-20 s): 13 % of ns-3's samples are stale, and they alone "
+        "exceed the link's payload rate (9.653 Mbit/s), by up to 5 % (10.16 Mbit/s); BBR's "
+        "10-round max filter keeps them, so its cruise phases pace about 3 % above capacity "
+        "and the queue grows until the 1-BDP buffer overflows, about every 0.65 s (81 "
+        "recoveries in 60 s); ns-3's recovery exit (cwnd = ssthresh, where Linux restores "
+        "the prior cwnd) drains it again: a 28.7 ms median queue and 207 drops where ccsim "
+        "holds 6.5 ms and drops nothing. ccsim is closer to Linux. Not the cause of the "
+        "two-flow shares (bbr-2rtt): the stale samples would favour the 10 ms flow, which "
+        "ns-3 gives less.",
+        "ns-3 differs",
+    ),
     "ns3-tbf-peek": Cause(
         "with a token bucket, ccsim's AQM saw the packet leave later than Linux's and "
         "ns-3's (fixed in ccsim)",
@@ -1069,6 +1091,7 @@ EXPLANATIONS: dict[str, tuple[tuple[str, ...], str]] = {
         "takes 6 ms, more than CoDel's target, so ns-3's CoDel, seeing each packet leave "
         "one transmission early, holds a longer queue (p90 +6.6 ms) and marks more.",
     ),
+    "bbr-droptail-1bdp": (("ns3-bbr-stale-rate-sample",), ""),
     "reno-pie-docsis-1": (
         ("ns3-tbf-peek",),
         "Both hold the single flow's mean sojourn near 8 ms (ccsim 8.0, ns-3 8.5), half of "
