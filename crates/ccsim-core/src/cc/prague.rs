@@ -49,10 +49,9 @@
 //! - The CWR reduction goes through the sender's PRR (as for every ccsim controller)
 //!   towards `ceil(frac_cwnd)`, and that target keeps following the additive increase
 //!   during CWR; Linux steps cwnd down by one packet per ACK towards it.
-//! - Pacing: Linux Prague forces pacing at `frac_cwnd · mtu / srtt`, doubled while
-//!   `cwnd < ssthresh/2`, and bounds GSO bursts to 250 µs. ccsim's sender paces only with
-//!   the flow's `pacing = true`, and then at Linux's generic 200 % / 120 % ratios
-//!   (`tcp_update_pacing_rate`), not Prague's 200 % / 100 %; there is no GSO.
+//! - Pacing: as Linux Prague, always on, at `max(cwnd, in flight) · MSS / srtt`
+//!   (100 %), doubled while `cwnd < ssthresh/2`; there is no GSO, so Linux's bound on
+//!   GSO bursts (250 µs) has nothing to bound: packets leave one by one.
 //! - Not modelled: the classic-ECN-AQM detection and fallback (`prague_ecn_fallback`,
 //!   off by default in the reference), the later versions' rate-based mode for
 //!   windows below 4 MTU, MTU adaptation and ±3 % pacing offsets (6.6 branch).
@@ -157,6 +156,24 @@ impl Prague {
     }
 
     /// Linux `prague_frac_cwnd_to_snd_cwnd`.
+    /// tcp_prague.c (v0.6) `prague_update_pacing_rate`: `mtu · max(cwnd, in flight) /
+    /// srtt` — 100 % during additive increase, where Linux's generic pacing uses 120 % —
+    /// doubled while `cwnd < ssthresh / 2`. The sender spaces payload bytes at this
+    /// rate, so the MSS stands for the MTU here: one full segment every `srtt / W`, as
+    /// Linux spaces one MTU-sized packet. Until the first RTT sample the sender's own
+    /// rate applies (rate 0).
+    fn update_pacing_rate(tp: &mut CcState) {
+        if tp.srtt_ns == 0 {
+            return;
+        }
+        let max_inflight = u128::from(tp.cwnd.max(tp.in_flight));
+        let mut rate = u128::from(tp.mss) * 1_000_000_000 * max_inflight / u128::from(tp.srtt_ns);
+        if tp.cwnd < tp.ssthresh / 2 {
+            rate *= 2;
+        }
+        tp.pacing_rate = u64::try_from(rate).unwrap_or(u64::MAX).max(1);
+    }
+
     fn frac_to_cwnd(&self) -> u32 {
         (((self.frac_cwnd + ONE_CWND - 1) >> CWND_UNIT) as u32).max(1)
     }
@@ -305,6 +322,9 @@ impl CongestionControl for Prague {
         if self.reno_fallback {
             return;
         }
+        // tcp_prague.c prague_init: Prague always paces (SK_PACING_NEEDED), at its own
+        // rate (`update_pacing_rate`).
+        tp.paced = true;
         self.alpha_stamp_ns = tp.now_ns;
         self.upscaled_alpha = MAX_ALPHA << SHIFT_G;
         self.frac_cwnd = (tp.cwnd as u64) << CWND_UNIT;
@@ -366,6 +386,7 @@ impl CongestionControl for Prague {
             // The reduction's end point follows the growth (see the module notes).
             tp.ssthresh = self.frac_to_cwnd().max(MIN_CWND);
         }
+        Self::update_pacing_rate(tp);
         if self.should_update_ewma(tp) {
             self.update_alpha(tp);
         }
@@ -505,6 +526,26 @@ mod tests {
         tp.delivered += w;
         tp.delivered_ce += ce;
         cc.in_ack_event(tp, AckFlags::default());
+    }
+
+    /// Pacing (tcp_prague.c v0.6 `prague_update_pacing_rate`), by hand: MSS 1448 B,
+    /// cwnd 100 (in flight 100), srtt 20 ms: 1448 x 100 / 0.020 s = 7 240 000 B/s
+    /// (57.92 Mbit/s of payload, 100 % of cwnd per RTT); with 120 in flight the larger
+    /// counts: 8 688 000 B/s; with ssthresh 300 (cwnd < ssthresh/2) doubled: 17 376 000.
+    #[test]
+    fn pacing_rate_by_hand() {
+        let mut tp = state(100);
+        tp.srtt_ns = 20_000_000;
+        let _cc = started(&mut tp);
+        assert!(tp.paced, "Prague always paces");
+        Prague::update_pacing_rate(&mut tp);
+        assert_eq!(tp.pacing_rate, 7_240_000);
+        tp.in_flight = 120;
+        Prague::update_pacing_rate(&mut tp);
+        assert_eq!(tp.pacing_rate, 8_688_000);
+        tp.ssthresh = 300;
+        Prague::update_pacing_rate(&mut tp);
+        assert_eq!(tp.pacing_rate, 17_376_000);
     }
 
     /// cwnd 100 in congestion avoidance, 20 ms RTT; one round of 100 packets, 10 CE:
