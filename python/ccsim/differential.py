@@ -352,6 +352,9 @@ class Result:
     causes: list[str] = field(default_factory=list)
     values: dict = field(default_factory=dict)  # both sides' headline numbers
     unexplained: list[str] = field(default_factory=list)  # misses no cause accounts for
+    # ccsim runs that test the row's explanations (see ``probe``): {"counterfactual":
+    # {name: {"causes": [...], "outside": [...]}}, "perturbed": {"runs": K, "within": [...]}}
+    probes: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -393,6 +396,8 @@ def make_result(d: Drawn, cc: dict, ns: dict, notes: Sequence[str] = ()) -> Resu
                     "marks",
                     "arrivals",
                     "jain",
+                    "drop_probability",
+                    "mark_probability",
                 )
             }
             | {k: m["_extra"].get(k) for k in ("retransmits", "timeouts") if "_extra" in m}
@@ -432,21 +437,6 @@ def _count_noise(r: Result, metric: str) -> bool:
     return abs(a - b) < 2 * math.sqrt(a + b)
 
 
-def _window_per_flow(sc: Scenario) -> float:
-    """Packets of window per TCP flow: (BDP at the largest RTT + queue limit) / flows."""
-    rate = sc.queue.shaper_mbps or sc.rate_mbps
-    bdp = rate * 1e6 * max(g.rtt_ms for g in sc.flows) / 1e3 / 8 / C.WIRE_PACKET_BYTES
-    q = sc.queue
-    queue = (
-        C._limit_bytes(q.limit) / C.WIRE_PACKET_BYTES
-        if q.kind == "droptail"
-        else q.threshold_p
-        if q.kind == "red_step"
-        else 0.1 * bdp
-    )
-    return (bdp + queue) / sc.n_flows()
-
-
 ALL = frozenset(m for m, _ in METRICS)
 DELAY_SIGNALS = frozenset(
     {"sojourn p50", "sojourn p90", "drop probability", "mark probability", "utilisation"}
@@ -459,16 +449,23 @@ def _rule_timeouts(sc: Scenario, r: Result) -> frozenset[str]:
     return ALL if b >= 2 * a + 5 else NONE
 
 
-def _rule_recovery_exit(sc: Scenario, r: Result) -> frozenset[str]:
-    ns = r.values["ns3"]
-    if (
-        "drop probability" in r.diffs
-        and r.diffs["drop probability"]["diff"] > 0
-        and ns["drops"] > ns["marks"]
-        and _window_per_flow(sc) <= 30
-    ):
-        return frozenset({"drop probability"})
-    return NONE
+def _counterfactual_rule(cause: str) -> Callable[[Scenario, Result], frozenset[str]]:
+    """The misses that ccsim, run with ``cause``'s ns-3 behaviour (alone or with the
+    other ns-3 behaviours that apply), no longer has, provided that run has no miss of
+    its own (see ``probe``)."""
+
+    def rule(sc: Scenario, r: Result) -> frozenset[str]:
+        covered: set[str] = set()
+        for cf in r.probes.get("counterfactual", {}).values():
+            if cause in cf["causes"] and set(cf["outside"]) <= set(r.failed):
+                covered |= set(r.failed) - set(cf["outside"])
+        return frozenset(covered)
+
+    return rule
+
+
+def _rule_run_to_run(sc: Scenario, r: Result) -> frozenset[str]:
+    return frozenset(r.probes.get("perturbed", {}).get("within", ()))
 
 
 def _rule_device_slot(sc: Scenario, r: Result) -> frozenset[str]:
@@ -494,11 +491,126 @@ def _rule_short_run(sc: Scenario, r: Result) -> frozenset[str]:
 # signature it shows for one of its misses, and counts as explained when they cover all.
 CAUSE_RULES: list[tuple[str, Callable[[Scenario, Result], frozenset[str]]]] = [
     ("ns3-timeouts", _rule_timeouts),
-    ("ns3-recovery-exit", _rule_recovery_exit),
+    ("ns3-recovery-exit", _counterfactual_rule("ns3-recovery-exit")),
+    ("ns3-fqcodel-flow-backlog", _counterfactual_rule("ns3-fqcodel-flow-backlog")),
     ("ns3-device-slot", _rule_device_slot),
     ("few-events", _rule_few_events),
     ("short-run", _rule_short_run),
+    ("run-to-run", _rule_run_to_run),
 ]
+CAUSE_RULES_BY_KEY = dict(CAUSE_RULES)
+
+
+# ---------------------------------------------------------------------------------------
+# Probes: ccsim runs that test a row's explanations
+# ---------------------------------------------------------------------------------------
+
+
+def _flows_recovery_exit_ns3(s: dict) -> None:
+    for f in s["flows"]:
+        f["recovery_exit"] = "ns3"
+
+
+def _fq_codel_flow_backlog(s: dict) -> None:
+    s["bottleneck"]["queue"]["backlog_check"] = "flow"
+
+
+# (cause, applies to the scenario, change to ccsim's scenario): ns-3 behaviours that
+# depart from Linux and that ccsim can be told to copy. A row's miss that disappears when
+# ccsim copies ns-3 is explained by that departure, at source level, for that row.
+COUNTERFACTUALS: list[tuple[str, Callable[[Scenario], bool], Callable[[dict], None]]] = [
+    ("ns3-recovery-exit", lambda sc: True, _flows_recovery_exit_ns3),
+    (
+        "ns3-fqcodel-flow-backlog",
+        lambda sc: sc.queue.kind == "fq_codel",
+        _fq_codel_flow_backlog,
+    ),
+]
+# Run-to-run spread: reruns with every flow's start moved by U[0, 1 ms] and another
+# seed (UDP arrivals, hashing) -- conditions no experiment controls to that precision.
+PERTURBED_RUNS = 8
+PERTURB_START_S = 1e-3
+_METRIC_KEYS = {
+    "utilisation": "utilisation",
+    "sojourn p50": "sojourn_p50_ms",
+    "sojourn p90": "sojourn_p90_ms",
+    "drop probability": "drop_probability",
+    "mark probability": "mark_probability",
+}
+
+
+def _outside(cc: dict, ns: dict) -> list[str]:
+    return sorted(m for m, d in differences(cc, ns).items() if abs(d["norm"]) > 1.0)
+
+
+def _ccsim_run(sc: Scenario, patch: Callable[[dict], None] | None = None, k: int = -1) -> dict:
+    import ccsim
+
+    s = C.ccsim_scenario(sc, False)
+    if patch is not None:
+        patch(s)
+    if k >= 0:
+        rng = random.Random(f"{sc.name}:{k}")
+        s["seed"] = int(s["seed"]) + 1 + k
+        for f in s["flows"]:
+            start = float(str(f["start"]).rstrip("s"))
+            f["start"] = f"{start + rng.uniform(0.0, PERTURB_START_S):.9f}s"
+    res = ccsim.run(s)
+    return C.ccsim_metrics(sc, res, [res.summary["wall_s"]])
+
+
+def _within_spread(metric: str, runs: Sequence[dict], ns: dict) -> bool:
+    """ns-3's value of ``metric`` lies within the range of ccsim's ``runs``."""
+    key = _METRIC_KEYS.get(metric)
+    if key is not None:
+        xs = [m[key] for m in runs]
+        return min(xs) <= ns[key] <= max(xs)
+    shares = [m["group_share"] for m in runs]
+    return all(
+        min(s[i] for s in shares) <= x <= max(s[i] for s in shares)
+        for i, x in enumerate(ns["group_share"])
+    )
+
+
+def probe(sc: Scenario, r: Result, cc: dict, ns: dict) -> dict:
+    """For a row outside the targets: (1) ccsim run with each ns-3 behaviour of
+    ``COUNTERFACTUALS`` that applies, and with all of them together, and the metrics
+    still outside each; (2) ``PERTURBED_RUNS`` reruns with perturbed starts, and the
+    missed metrics whose ns-3 value lies within the range of ccsim's runs (the default
+    run included). ``cc`` and ``ns`` are the two sides' metrics."""
+    if r.ok:
+        return {}
+    out: dict = {"counterfactual": {}}
+    apply = [(cause, patch) for cause, applies, patch in COUNTERFACTUALS if applies(sc)]
+    combos = [[x] for x in apply] + ([apply] if len(apply) > 1 else [])
+    for combo in combos:
+
+        def patch_all(s: dict, combo=combo) -> None:
+            for _, patch in combo:
+                patch(s)
+
+        m = _ccsim_run(sc, patch_all)
+        causes = [c for c, _ in combo]
+        out["counterfactual"]["+".join(causes)] = {
+            "causes": causes,
+            "outside": _outside(m, ns),
+        }
+    runs = [cc] + [_ccsim_run(sc, None, k) for k in range(PERTURBED_RUNS)]
+    out["perturbed"] = {
+        "runs": PERTURBED_RUNS,
+        "within": [m for m in r.failed if _within_spread(m, runs, ns)],
+    }
+    return out
+
+
+def _side_metrics(values: dict) -> dict:
+    """A side's metrics as ``differences`` wants them, from a stored row's values (rows
+    stored before the probabilities were kept get them from the counts)."""
+    m = dict(values)
+    n = m.get("arrivals") or 0
+    m.setdefault("drop_probability", m["drops"] / n if n else 0.0)
+    m.setdefault("mark_probability", m["marks"] / n if n else 0.0)
+    return m
 
 
 # ---------------------------------------------------------------------------------------
@@ -557,6 +669,9 @@ def run(
             walls += C.run_ccsim(sc, False, like=result)[1]
             cc = C.ccsim_metrics(sc, result, walls)
             r = make_result(d, cc, ns, C.ns3_notes(sc, ns, cc))
+            r.probes = probe(sc, r, cc, ns)
+            r.causes = classify(sc, r)
+            r.unexplained = uncovered(sc, r)
             results.append(r)
             log(
                 f"[{i + 1}/{len(drawn)}] {sc.name}: {sc.title}: "
@@ -595,12 +710,20 @@ def load_results(path: Path) -> tuple[list[Result], dict]:
     return rs, data
 
 
-def rerender(runs_json: Path, output: Path) -> list[Result]:
+def rerender(runs_json: Path, output: Path, probes: bool = True) -> list[Result]:
     """Re-classify the stored results with the current cause rules and rewrite the
     report (no simulation)."""
     results, meta = load_results(runs_json)
     by_name = {d.scenario.name: d for d in draw(meta["n"], meta["seed"])}
     for r in results:
+        sc = by_name[r.name].scenario
+        if not r.ok and not r.probes and probes:
+            cc, ns = (_side_metrics(r.values[side]) for side in ("ccsim", "ns3"))
+            r.probes = probe(sc, r, cc, ns)
+            meta.setdefault("header", {})["probed"] = (
+                f"probes (counterfactual and perturbed ccsim runs) added by --rerender on "
+                f"{_date()}, from the stored ns-3 results"
+            )
         r.causes = classify(by_name[r.name].scenario, r)
         r.unexplained = uncovered(by_name[r.name].scenario, r)
     save_results(results, runs_json, meta)

@@ -226,3 +226,55 @@ def test_cause_rules_cover_the_metrics_they_explain():
     ns["_extra"] = {"retransmits": 500, "timeouts": 40}
     r = D.make_result(dd, cc, ns)
     assert "ns3-timeouts" in r.causes and r.unexplained == []
+
+
+def test_counterfactual_and_spread_probes_explain_only_what_they_remove():
+    from dataclasses import replace
+
+    d0 = D.draw(1, seed=4)[0]
+    sc = replace(
+        d0.scenario,
+        rate_mbps=20,
+        queue=C.Queue("droptail", "100p"),
+        duration_s=60,
+        measure=(20, 60),
+    )
+    d = D.Drawn(sc, d0.params)
+    cc, ns = _cc(drop=0.010, p50=10), _cc(drop=0.015, p50=20, wall=1.0)
+    r = D.make_result(d, cc, ns)
+    assert {"drop probability", "sojourn p50"} <= set(r.failed)
+    # ccsim with ns-3's recovery exit loses the drop miss and adds none: explained
+    r.probes = {
+        "counterfactual": {
+            "ns3-recovery-exit": {"causes": ["ns3-recovery-exit"], "outside": ["sojourn p50"]}
+        }
+    }
+    assert "drop probability" in D.CAUSE_RULES_BY_KEY["ns3-recovery-exit"](d.scenario, r)
+    assert D.uncovered(d.scenario, r) == [m for m in r.failed if m != "drop probability"]
+    # a counterfactual that moves a miss elsewhere (a new miss) is no evidence
+    r.probes["counterfactual"]["ns3-recovery-exit"]["outside"] = ["sojourn p50", "utilisation"]
+    assert D.CAUSE_RULES_BY_KEY["ns3-recovery-exit"](d.scenario, r) == frozenset()
+    # ns-3's value inside ccsim's run-to-run spread
+    r.probes = {"perturbed": {"runs": 8, "within": ["sojourn p50"]}}
+    assert "run-to-run" in D.classify(d.scenario, r)
+    assert "sojourn p50" not in D.uncovered(d.scenario, r)
+
+
+def test_probe_runs_ccsim_counterfactuals_and_perturbed_starts():
+    from dataclasses import replace
+
+    d = min(D.draw(60, seed=1), key=lambda d: d.scenario.rate_mbps * d.scenario.duration_s)
+    sc = replace(d.scenario, duration_s=6.0, measure=(2.0, 6.0))
+    dd = D.Drawn(sc, d.params)
+    res, walls = C.run_ccsim(sc, False, repeats=1)
+    cc = C.ccsim_metrics(sc, res, walls)
+    ns = dict(cc, utilisation=cc["utilisation"] - 0.5, sojourn_p50_ms=cc["sojourn_p50_ms"])
+    r = D.make_result(dd, cc, ns)
+    assert "utilisation" in r.failed
+    p = D.probe(sc, r, cc, ns)
+    assert "ns3-recovery-exit" in p["counterfactual"]
+    assert "utilisation" in p["counterfactual"]["ns3-recovery-exit"]["outside"]
+    assert p["perturbed"] == {"runs": D.PERTURBED_RUNS, "within": []}
+    # the perturbed reruns differ from the default run only in their start times and seed
+    one = D._ccsim_run(sc, None, 0)
+    assert one["utilisation"] == pytest.approx(cc["utilisation"], abs=0.05)

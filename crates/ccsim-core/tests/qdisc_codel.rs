@@ -300,6 +300,48 @@ fn fq_codel_overflow_drops_half_the_fattest_flow() {
     assert_eq!(bench.q.len_packets(), 7);
 }
 
+/// CoDel's minimum-backlog check in FQ-CoDel: flow 1 never has more than one packet
+/// queued, and that packet is always old (sojourn ≥ 1 s); flow 2 keeps a backlog of
+/// hundreds of packets. Linux (`backlog_check = "qdisc"`, the default) compares the
+/// qdisc's backlog with the MTU, so flow 1's CoDel enters the dropping state after one
+/// interval and drops its packets; ns-3 (`"flow"`) compares flow 1's own backlog, which is
+/// 0 B after the dequeue, so flow 1 is never dropped.
+///
+/// Linux count: flow 1's sojourn passes 5 ms at t ≈ 5 ms (first_above_time ≈ 105 ms); its
+/// first packet served after that is dropped (≈ 106 ms), and the empty flow that leaves
+/// (`codel_should_drop` on no packet) resets `first_above_time`, so each drop needs a
+/// fresh interval above target: drops near 106, 207 and 308 ms, three in 400 ms.
+fn lone_packet_flow_drops(check: &str) -> usize {
+    let mut bench = Bench::with(
+        "fq_codel",
+        &[("hash_seed", n(7.0)), ("backlog_check", s(check))],
+        link_10mbps(),
+    );
+    for _ in 0..600 {
+        bench.enq(1500, 2, Ecn::NotEct, 0);
+    }
+    let mut lone = Vec::new();
+    for ms in 1..=400u64 {
+        bench.advance(ms * MS);
+        let held = bench.q.held();
+        if !held.iter().any(|&id| bench.pool.get(id).flow == 1) {
+            bench.now = 0; // an old packet: its sojourn is the current time
+            lone.push(bench.enq(1500, 1, Ecn::NotEct, 0));
+            bench.now = ms * MS;
+        }
+        bench.deq();
+    }
+    lone.iter().filter(|&&id| bench.was_dropped(id)).count()
+}
+
+#[test]
+fn fq_codel_backlog_check_qdisc_or_flow() {
+    assert_eq!(lone_packet_flow_drops("qdisc"), 3);
+    assert_eq!(lone_packet_flow_drops("flow"), 0);
+    let e = build_err("fq_codel", &[("backlog_check", s("queue"))]);
+    assert!(e.to_string().contains("backlog_check"), "{e}");
+}
+
 /// ns-2.35's `queue/codel.cc` (`variant = "ns2"`), worked by hand on the same trace:
 /// dropping may start at `now >= first_above_time` (105 ms, not 106), `count` grows after
 /// a drop when the next packet still says drop, and `interval/√count` is exact:

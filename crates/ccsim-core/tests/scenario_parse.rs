@@ -437,6 +437,7 @@ fn every_field_explicit() {
         initial_window: 4,
         mss: 9000,
         pacing: true,
+        recovery_exit: Default::default(),
         min_rto: secs(1),
         stop: Some(secs(90)),
         drawn: vec![

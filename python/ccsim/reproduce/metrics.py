@@ -462,9 +462,7 @@ def _relative(
 
     sums: dict[tuple[Any, ...], list[float]] = {}
     for i, value in enumerate(of):
-        at_base = all(
-            _key(axis_values[a][i]) == _key(v) for a, v in metric.baseline.items()
-        )
+        at_base = all(_key(axis_values[a][i]) == _key(v) for a, v in metric.baseline.items())
         if at_base and status[i] == "ok" and value is not None:
             sums.setdefault(key(i), []).append(value)
     out: list[float | None] = []

@@ -12,6 +12,12 @@
 //!   old_flows is non-empty (anti-starvation), else leaves the lists.
 //! - Each queue runs CoDel ([`super::codel`]) with shared parameters; the minimum-backlog
 //!   check uses the qdisc's *total* backlog (Linux passes `sch->qstats.backlog`).
+//!   `backlog_check = "flow"` compares the flow queue's own backlog instead, as ns-3's
+//!   `FqCoDelQueueDisc` does (each flow queue is a `CoDelQueueDisc` whose `OkToDrop`
+//!   tests `GetInternalQueue(0)->GetNBytes() < m_minBytes`, ns-3-dev
+//!   `src/traffic-control/model/codel-queue-disc.cc`): a flow with one packet queued is
+//!   then never dropped or marked however long it waited, so with many flows of small
+//!   windows the queue runs longer than Linux's. Default `"qdisc"` (Linux).
 //! - Overflow (RFC 8290 §4.1.3, Linux `fq_codel_drop`): when the packet count exceeds
 //!   `limit` after an enqueue, the queue with the largest byte backlog loses packets from
 //!   its head until half its backlog or `drop_batch_size` packets are gone (at least
@@ -66,6 +72,9 @@ pub struct FqCodel {
     limit: u64,
     drop_batch_size: u32,
     hash_seed: Option<u64>,
+    /// CoDel's minimum-backlog check looks at the flow's own backlog (ns-3), not the
+    /// qdisc's (Linux).
+    flow_backlog_check: bool,
     qlen: usize,
     bytes: u64,
 }
@@ -76,6 +85,7 @@ struct FlowFifo<'a> {
     flow_backlog: &'a mut u64,
     total_bytes: &'a mut u64,
     total_len: &'a mut usize,
+    flow_backlog_check: bool,
 }
 
 impl CodelQueue for FlowFifo<'_> {
@@ -90,7 +100,11 @@ impl CodelQueue for FlowFifo<'_> {
     }
     #[inline]
     fn backlog_bytes(&self) -> u64 {
-        *self.total_bytes
+        if self.flow_backlog_check {
+            *self.flow_backlog
+        } else {
+            *self.total_bytes
+        }
     }
 }
 
@@ -106,6 +120,7 @@ const KEYS: &[&str] = &[
     "quantum",
     "drop_batch_size",
     "hash_seed",
+    "backlog_check",
 ];
 
 impl FqCodel {
@@ -136,6 +151,7 @@ impl FqCodel {
             limit,
             drop_batch_size,
             hash_seed,
+            flow_backlog_check: false,
             qlen: 0,
             bytes: 0,
         }
@@ -181,16 +197,18 @@ impl FqCodel {
             (x.fract() != 0.0 || !(0.0..=9.007_199_254_740_992e15).contains(&x))
                 .then(|| format!("expected a non-negative whole number, got {x}"))
         })?;
+        let flow_backlog_check = p.parsed("backlog_check", false, |s| match s {
+            "qdisc" => Ok(false),
+            "flow" => Ok(true),
+            _ => Err(format!(
+                "expected \"qdisc\" (Linux: the qdisc's backlog) or \"flow\" (ns-3: the flow queue's), got {s:?}"
+            )),
+        })?;
         p.finish(KEYS)?;
         let seed = (seed >= 0.0).then_some(seed as u64);
-        Ok(FqCodel::new(
-            params,
-            flows,
-            quantum.bytes as u32,
-            limit,
-            batch,
-            seed,
-        ))
+        let mut q = FqCodel::new(params, flows, quantum.bytes as u32, limit, batch, seed);
+        q.flow_backlog_check = flow_backlog_check;
+        Ok(q)
     }
 
     /// The bucket of a flow id (Linux `fq_codel_hash`: `reciprocal_scale(hash, flows)`).
@@ -297,6 +315,7 @@ impl QueueDisc for FqCodel {
                 flow_backlog: backlog,
                 total_bytes: &mut self.bytes,
                 total_len: &mut self.qlen,
+                flow_backlog_check: self.flow_backlog_check,
             };
             let skb = codel_dequeue(&mut fifo, &self.params, vars, ctx);
             let Some(id) = skb else {

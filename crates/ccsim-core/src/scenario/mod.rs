@@ -142,6 +142,21 @@ pub enum Direction {
     Reverse,
 }
 
+/// How cwnd grows on the ACK that ends fast recovery (`recovery_exit`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RecoveryExit {
+    /// Linux (the default): `tcp_end_cwnd_reduction` sets cwnd = ssthresh, then
+    /// `tcp_cong_control` grows it by the packets this ACK newly delivered
+    /// (`acked_sacked`).
+    #[default]
+    Linux,
+    /// ns-3 (`TcpSocketBase::ProcessAck`, ns-3-dev src/internet/model/tcp-socket-base.cc):
+    /// cwnd = ssthresh, then `IncreaseWindow` with every segment the ACK covers,
+    /// `(ackNumber - oldHeadSequence) / segmentSize`, segments SACKed earlier included.
+    /// For comparing with ns-3 (see bench/CAUSES.md, ns3-recovery-exit).
+    Ns3,
+}
+
 /// A scheduled change of congestion-control parameters (`[[flows.changes]]`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParamChange {
@@ -239,6 +254,8 @@ pub struct TcpFlowGroup {
     pub mss: u32,
     /// Pace transmissions (default false).
     pub pacing: bool,
+    /// cwnd growth on the ACK that ends fast recovery (default Linux's).
+    pub recovery_exit: RecoveryExit,
     /// Minimum retransmission timeout (> 0, default 200ms).
     pub min_rto: SimDuration,
     /// Stop time (after every flow's start); `None` = run to the end.
@@ -1282,6 +1299,7 @@ fn resolve_flow(
         initial_window,
         mss: f.mss.map_or(1448, |g| g.value.0 as u32),
         pacing: flag(f.pacing, false),
+        recovery_exit: f.recovery_exit.map_or(RecoveryExit::Linux, |g| g.value),
         min_rto,
         stop: f.stop.map(|g| g.value),
         drawn,

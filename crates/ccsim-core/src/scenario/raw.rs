@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::dist::RawDist;
 use super::lit::{mismatch, Given, Leaf, Lit};
 use super::units::{ByteSize, DataRate, SimDuration};
-use super::{AlgoSpec, Direction, ParamValue, QdiscStateMode, UdpPattern};
+use super::{AlgoSpec, Direction, ParamValue, QdiscStateMode, RecoveryExit, UdpPattern};
 
 /// An integer in `MIN..=MAX`. A `MAX` of `u32::MAX` or `u64::MAX` is reported as
 /// unbounded (`an integer >= 1`) unless the value actually exceeds it.
@@ -85,6 +85,19 @@ impl Leaf for Direction {
         match lit {
             Lit::S(s) if s.trim().eq_ignore_ascii_case("forward") => Ok(Direction::Forward),
             Lit::S(s) if s.trim().eq_ignore_ascii_case("reverse") => Ok(Direction::Reverse),
+            _ => Err(mismatch(&Self::expected(), lit)),
+        }
+    }
+}
+
+impl Leaf for RecoveryExit {
+    fn expected() -> Cow<'static, str> {
+        Cow::Borrowed("\"linux\" or \"ns3\"")
+    }
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        match lit {
+            Lit::S(s) if s.trim().eq_ignore_ascii_case("linux") => Ok(RecoveryExit::Linux),
+            Lit::S(s) if s.trim().eq_ignore_ascii_case("ns3") => Ok(RecoveryExit::Ns3),
             _ => Err(mismatch(&Self::expected(), lit)),
         }
     }
@@ -514,6 +527,7 @@ pub(super) struct RawFlow {
     pub initial_window: Option<Given<PosU32>>,
     pub mss: Option<Given<Mss>>,
     pub pacing: Option<Given<Flag>>,
+    pub recovery_exit: Option<Given<RecoveryExit>>,
     pub min_rto: Option<Given<SimDuration>>,
     pub start: Option<RawDist<SimDuration>>,
     pub stop: Option<Given<SimDuration>>,

@@ -23,6 +23,8 @@ pub struct TcpConfig {
     pub sack: bool,
     pub ecn: bool,
     pub pacing: bool,
+    /// cwnd growth on the ACK that ends fast recovery (Linux's unless asked for ns-3's).
+    pub recovery_exit: crate::scenario::RecoveryExit,
     pub min_rto_ns: u64,
     pub delayed_ack: bool,
     /// Bytes to transfer; `None` = greedy bulk sender.

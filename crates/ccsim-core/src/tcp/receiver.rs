@@ -349,6 +349,7 @@ mod tests {
             sack,
             ecn: true,
             pacing: false,
+            recovery_exit: Default::default(),
             min_rto_ns: 200_000_000,
             delayed_ack,
             total_bytes: None,

@@ -59,6 +59,7 @@ use crate::cc::{
     INFINITE_SSTHRESH,
 };
 use crate::net::packet::{tcp_flags, Packet, PacketKind, TCP_IP_HEADER_BYTES};
+use crate::scenario::RecoveryExit;
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -682,6 +683,7 @@ impl TcpSender {
             || info.data_sacked
             || info.ece
             || self.tp.ca_state != CaState::Open;
+        let was_in_recovery = self.tp.ca_state == CaState::Recovery;
         if dubious {
             let delivered_reno = self.fastretrans_alert(info, prior_snd_una);
             self.count_delivered(delivered_reno, info.ece);
@@ -702,7 +704,18 @@ impl TcpSender {
             self.cwnd_reduction(delivered, info);
         } else if info.snd_una_advanced {
             self.tp.is_cwnd_limited = self.is_cwnd_limited();
-            self.cc.cong_avoid(&mut self.tp, delivered);
+            // ns-3 grows cwnd on the ACK that ends recovery by every segment it covers,
+            // those SACKed earlier included (`recovery_exit = "ns3"`, for comparisons);
+            // Linux by the newly delivered ones.
+            let grow_by = if was_in_recovery
+                && self.tp.ca_state == CaState::Open
+                && self.cfg.recovery_exit == RecoveryExit::Ns3
+            {
+                pkts_acked
+            } else {
+                delivered
+            };
+            self.cc.cong_avoid(&mut self.tp, grow_by);
             // A delay-based controller may ask for a reduction from cong_avoid, as Linux
             // CDG calls tcp_enter_cwr() there.
             if std::mem::take(&mut self.tp.request_cwr) {
@@ -1123,6 +1136,7 @@ mod tests {
                 sack,
                 ecn,
                 pacing: false,
+                recovery_exit: Default::default(),
                 min_rto_ns: 200 * MS,
                 delayed_ack: false,
                 total_bytes: None,
@@ -1215,6 +1229,25 @@ mod tests {
         // congestion avoidance on the packets it delivered: segment 0 and 4..high.
         let delivered = 1 + (high - 4) as u32;
         assert_eq!(h.s.tp.cwnd, 5 + delivered / 5);
+    }
+
+    /// `recovery_exit = "ns3"`: the same trace, but the ACK that ends recovery grows cwnd
+    /// by every segment it covers, 0..high, the three SACKed earlier (1, 2, 3) included,
+    /// as ns-3's `ProcessAck` passes `(ackNumber - oldHeadSequence) / segmentSize` to
+    /// `IncreaseWindow`: cwnd = 5 + high / 5 where Linux gives 5 + (high - 3) / 5.
+    #[test]
+    fn ns3_recovery_exit_grows_by_the_sacked_segments_too() {
+        let mut h = Harness::new(true, false, 10);
+        h.s.cfg.recovery_exit = RecoveryExit::Ns3;
+        h.ack(0, &[(1, 2)], false);
+        h.ack(0, &[(1, 3)], false);
+        h.ack(0, &[(1, 4)], false);
+        assert_eq!(h.s.ca_state(), CaState::Recovery);
+        let high = h.s.tp.snd_nxt;
+        h.ack(high, &[], false);
+        assert_eq!(h.s.ca_state(), CaState::Open);
+        assert_eq!(h.s.tp.cwnd as u64, 5 + high / 5);
+        assert_ne!(high / 5, (high - 3) / 5, "the trace must tell the two rules apart");
     }
 
     #[test]
