@@ -87,6 +87,7 @@ struct RunConfig
     // Optional token-bucket shaper in front of it (ns-3 TbfQueueDisc as the root, the
     // queue disc above as its one child); 0 = none.
     int prr64 = 0; // 1: TcpPrrRecovery64; 2: also Linux's DeliveredData (see there)
+    int recoveryExitLinux = 0; // 1: Linux's cwnd growth on the ACK ending a reduction
     bool rtoLinux = false; // RttLinux: Linux's RTO (see there)
     uint64_t shaperRateBps = 0;
     uint32_t shaperBurstBytes = 0;
@@ -154,6 +155,8 @@ ReadConfig(const std::string& path)
             s >> c.prr64;
         else if (k == "rto_linux")
             s >> c.rtoLinux;
+        else if (k == "recovery_exit_linux")
+            s >> c.recoveryExitLinux;
         else if (k == "shaper_rate_bps")
             s >> c.shaperRateBps;
         else if (k == "shaper_burst_bytes")
@@ -275,6 +278,84 @@ bool g_prrLinuxDelivered = false;
 // (ssthresh above ~32 segments), sendCount goes negative and the sender falls silent for
 // the rest of every reduction. Selected with `prr64 1` (cause `ns3-prr-overflow`);
 // otherwise the body is TcpPrrRecovery's, line for line.
+// Linux's cwnd growth on the ACK that ends a reduction (cause `ns3-recovery-exit`).
+// ns-3's `TcpSocketBase::ProcessAck` ends fast recovery by setting cwnd = ssthresh, calling
+// the recovery's `ExitRecovery` and then `IncreaseWindow(tcb, segsAcked)` with
+// `segsAcked = (ackNumber - oldHeadSequence) / segmentSize`: every segment the ACK covers,
+// those SACKed earlier included. Linux (`tcp_cong_control` -> `tcp_cong_avoid(sk, ack,
+// acked_sacked)`) grows cwnd by the packets this ACK newly delivered. With
+// `recovery_exit_linux 1`, `ExitRecovery` notes the socket and the time, and the
+// congestion controls below (subclasses of ns-3's) pass the ACK's newly delivered
+// segments (`m_lastAckedSackedBytes`, which `TcpSocketBase::ReceivedAck` sets from the
+// rate sampler's delivered count) to `IncreaseWindow` when it is called for the same ACK.
+bool g_recoveryExitLinux = false;
+std::map<const TcpSocketState*, int64_t> g_reductionEnd; // socket -> time (ns) it ended
+
+void
+NoteReductionEnd(Ptr<TcpSocketState> tcb)
+{
+    if (g_recoveryExitLinux)
+    {
+        g_reductionEnd[PeekPointer(tcb)] = Simulator::Now().GetNanoSeconds();
+    }
+}
+
+uint32_t
+SegmentsToGrowBy(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked)
+{
+    auto it = g_reductionEnd.find(PeekPointer(tcb));
+    if (it == g_reductionEnd.end())
+    {
+        return segmentsAcked;
+    }
+    bool sameAck = it->second == Simulator::Now().GetNanoSeconds();
+    g_reductionEnd.erase(it);
+    return sameAck ? tcb->m_lastAckedSackedBytes / tcb->m_segmentSize : segmentsAcked;
+}
+
+#define LINUX_RECOVERY_EXIT(Name, Base)                                                    \
+    class Name : public Base                                                               \
+    {                                                                                      \
+      public:                                                                              \
+        static TypeId GetTypeId()                                                          \
+        {                                                                                  \
+            static TypeId tid = TypeId("ns3::" #Name)                                      \
+                                    .SetParent<Base>()                                     \
+                                    .AddConstructor<Name>()                                \
+                                    .SetGroupName("Internet");                             \
+            return tid;                                                                    \
+        }                                                                                  \
+        void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override      \
+        {                                                                                  \
+            Base::IncreaseWindow(tcb, SegmentsToGrowBy(tcb, segmentsAcked));               \
+        }                                                                                  \
+        Ptr<TcpCongestionOps> Fork() override                                              \
+        {                                                                                  \
+            return CopyObject<Name>(this);                                                 \
+        }                                                                                  \
+    };                                                                                     \
+    NS_OBJECT_ENSURE_REGISTERED(Name)
+
+LINUX_RECOVERY_EXIT(TcpLinuxRenoLinuxExit, TcpLinuxReno);
+LINUX_RECOVERY_EXIT(TcpCubicLinuxExit, TcpCubic);
+LINUX_RECOVERY_EXIT(TcpDctcpLinuxExit, TcpDctcp);
+
+std::string
+CongestionType(const std::string& name)
+{
+    if (!g_recoveryExitLinux)
+    {
+        return name;
+    }
+    if (name == "ns3::TcpLinuxReno")
+        return "ns3::TcpLinuxRenoLinuxExit";
+    if (name == "ns3::TcpCubic")
+        return "ns3::TcpCubicLinuxExit";
+    if (name == "ns3::TcpDctcp")
+        return "ns3::TcpDctcpLinuxExit";
+    return name;
+}
+
 class TcpPrrRecovery64 : public TcpClassicRecovery
 {
   public:
@@ -339,6 +420,7 @@ class TcpPrrRecovery64 : public TcpClassicRecovery
     void ExitRecovery(Ptr<TcpSocketState> tcb) override
     {
         tcb->m_cWndInfl = tcb->m_cWnd;
+        NoteReductionEnd(tcb);
     }
 
     void UpdateBytesSent(uint32_t bytesSent) override
@@ -705,6 +787,11 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(c.minRtoNs)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     g_prrLinuxDelivered = c.prr64 >= 2;
+    g_recoveryExitLinux = c.recoveryExitLinux != 0;
+    if (g_recoveryExitLinux && !c.prr64)
+    {
+        NS_FATAL_ERROR("recovery_exit_linux needs prr64 (its ExitRecovery notes the ACK)");
+    }
     g_rtoMinNs = c.minRtoNs;
     if (c.rtoLinux)
     {
@@ -746,7 +833,7 @@ main(int argc, char* argv[])
     // the receiver's congestion-ops object).
     for (size_t i = 0; i < n; ++i)
     {
-        TypeIdValue cc(TypeId::LookupByName(c.flows[i].cc));
+        TypeIdValue cc(TypeId::LookupByName(CongestionType(c.flows[i].cc)));
         senders.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", cc);
         receivers.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", cc);
     }

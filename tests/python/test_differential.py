@@ -243,17 +243,24 @@ def test_counterfactual_and_spread_probes_explain_only_what_they_remove():
     cc, ns = _cc(drop=0.010, p50=10), _cc(drop=0.015, p50=20, wall=1.0)
     r = D.make_result(d, cc, ns)
     assert {"drop probability", "sojourn p50"} <= set(r.failed)
-    # ccsim with ns-3's recovery exit loses the drop miss and adds none: explained
+    # ccsim with ns-3's FQ-CoDel backlog test loses the drop miss and adds none: explained
     r.probes = {
         "counterfactual": {
-            "ns3-recovery-exit": {"causes": ["ns3-recovery-exit"], "outside": ["sojourn p50"]}
+            "ns3-fqcodel-flow-backlog": {
+                "causes": ["ns3-fqcodel-flow-backlog"],
+                "outside": ["sojourn p50"],
+            }
         }
     }
-    assert "drop probability" in D.CAUSE_RULES_BY_KEY["ns3-recovery-exit"](d.scenario, r)
+    rule = D.CAUSE_RULES_BY_KEY["ns3-fqcodel-flow-backlog"]
+    assert "drop probability" in rule(d.scenario, r)
     assert D.uncovered(d.scenario, r) == [m for m in r.failed if m != "drop probability"]
     # a counterfactual that moves a miss elsewhere (a new miss) is no evidence
-    r.probes["counterfactual"]["ns3-recovery-exit"]["outside"] = ["sojourn p50", "utilisation"]
-    assert D.CAUSE_RULES_BY_KEY["ns3-recovery-exit"](d.scenario, r) == frozenset()
+    r.probes["counterfactual"]["ns3-fqcodel-flow-backlog"]["outside"] = [
+        "sojourn p50",
+        "utilisation",
+    ]
+    assert rule(d.scenario, r) == frozenset()
     # ns-3's value inside ccsim's run-to-run spread
     r.probes = {"perturbed": {"runs": 8, "within": ["sojourn p50"]}}
     assert "run-to-run" in D.classify(d.scenario, r)
@@ -264,7 +271,14 @@ def test_probe_runs_ccsim_counterfactuals_and_perturbed_starts():
     from dataclasses import replace
 
     d = min(D.draw(60, seed=1), key=lambda d: d.scenario.rate_mbps * d.scenario.duration_s)
-    sc = replace(d.scenario, duration_s=6.0, measure=(2.0, 6.0))
+    fq = C.Queue(
+        "fq_codel",
+        "10240p",
+        target_ms=5,
+        interval_ms=100,
+        hash_seed=D.fq_hash_seed(d.scenario.n_flows()),
+    )
+    sc = replace(d.scenario, queue=fq, duration_s=6.0, measure=(2.0, 6.0))
     dd = D.Drawn(sc, d.params)
     res, walls = C.run_ccsim(sc, False, repeats=1)
     cc = C.ccsim_metrics(sc, res, walls)
@@ -272,8 +286,7 @@ def test_probe_runs_ccsim_counterfactuals_and_perturbed_starts():
     r = D.make_result(dd, cc, ns)
     assert "utilisation" in r.failed
     p = D.probe(sc, r, cc, ns)
-    assert "ns3-recovery-exit" in p["counterfactual"]
-    assert "utilisation" in p["counterfactual"]["ns3-recovery-exit"]["outside"]
+    assert "utilisation" in p["counterfactual"]["ns3-fqcodel-flow-backlog"]["outside"]
     assert p["perturbed"] == {"runs": D.PERTURBED_RUNS, "within": []}
     # the perturbed reruns differ from the default run only in their start times and seed
     one = D._ccsim_run(sc, None, 0)
