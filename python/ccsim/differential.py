@@ -493,6 +493,7 @@ def _rule_short_run(sc: Scenario, r: Result) -> frozenset[str]:
 CAUSE_RULES: list[tuple[str, Callable[[Scenario, Result], frozenset[str]]]] = [
     ("ns3-timeouts", _rule_timeouts),
     ("ns3-fqcodel-flow-backlog", _counterfactual_rule("ns3-fqcodel-flow-backlog")),
+    ("ns3-ce-delayed-ack", _counterfactual_rule("ns3-ce-delayed-ack")),
     ("ns3-device-slot", _rule_device_slot),
     ("few-events", _rule_few_events),
     ("short-run", _rule_short_run),
@@ -510,6 +511,11 @@ def _fq_codel_flow_backlog(s: dict) -> None:
     s["bottleneck"]["queue"]["backlog_check"] = "flow"
 
 
+def _no_ce_quickack(s: dict) -> None:
+    for f in s["flows"]:
+        f["ce_quickack"] = False
+
+
 # (cause, applies to the scenario, change to ccsim's scenario): ns-3 behaviours that
 # depart from Linux and that ccsim can be told to copy. A row's miss that disappears when
 # ccsim copies ns-3 is explained by that departure, at source level, for that row.
@@ -520,6 +526,11 @@ COUNTERFACTUALS: list[tuple[str, Callable[[Scenario], bool], Callable[[dict], No
         "ns3-fqcodel-flow-backlog",
         lambda sc: sc.queue.kind == "fq_codel",
         _fq_codel_flow_backlog,
+    ),
+    (
+        "ns3-ce-delayed-ack",
+        lambda sc: any(g.ecn and g.cc != "dctcp" for g in sc.flows),
+        _no_ce_quickack,
     ),
 ]
 # Run-to-run spread: reruns with every flow's start moved by U[0, 1 ms] and another
@@ -706,19 +717,19 @@ def load_results(path: Path) -> tuple[list[Result], dict]:
     return rs, data
 
 
-def rerender(runs_json: Path, output: Path, probes: bool = True) -> list[Result]:
+def rerender(runs_json: Path, output: Path, probes: str = "missing") -> list[Result]:
     """Re-classify the stored results with the current cause rules and rewrite the
     report (no simulation)."""
     results, meta = load_results(runs_json)
     by_name = {d.scenario.name: d for d in draw(meta["n"], meta["seed"])}
     for r in results:
         sc = by_name[r.name].scenario
-        if not r.ok and not r.probes and probes:
+        if not r.ok and (probes == "all" or (probes == "missing" and not r.probes)):
             cc, ns = (_side_metrics(r.values[side]) for side in ("ccsim", "ns3"))
             r.probes = probe(sc, r, cc, ns)
             meta.setdefault("header", {})["probed"] = (
-                f"probes (counterfactual and perturbed ccsim runs) added by --rerender on "
-                f"{_date()}, from the stored ns-3 results"
+                f"probes (counterfactual and perturbed ccsim runs) made again by "
+                f"--rerender on {_date()}, against the stored ns-3 results"
             )
         r.causes = classify(by_name[r.name].scenario, r)
         r.unexplained = uncovered(by_name[r.name].scenario, r)
@@ -1013,9 +1024,14 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - needs 
     p = argparse.ArgumentParser(prog="python -m ccsim.differential")
     p.add_argument("--rerender", metavar="RUNS_JSON", help="rewrite the report from stored runs")
     p.add_argument("-o", "--output", default="bench/DIFFERENTIAL.md")
+    p.add_argument(
+        "--reprobe",
+        action="store_true",
+        help="with --rerender: run every row's ccsim probes again (after a new counterfactual)",
+    )
     a = p.parse_args(argv)
     if a.rerender:
-        rerender(Path(a.rerender), Path(a.output))
+        rerender(Path(a.rerender), Path(a.output), "all" if a.reprobe else "missing")
         return 0
     p.error("nothing to do (use ccsim compare ns3 --random N)")
     return 2

@@ -438,6 +438,7 @@ fn every_field_explicit() {
         mss: 9000,
         pacing: true,
         recovery_exit: Default::default(),
+        ce_quickack: true,
         min_rto: secs(1),
         stop: Some(secs(90)),
         drawn: vec![

@@ -256,6 +256,9 @@ pub struct TcpFlowGroup {
     pub pacing: bool,
     /// cwnd growth on the ACK that ends fast recovery (default Linux's).
     pub recovery_exit: RecoveryExit,
+    /// The receiver ACKs the next two segments at once after the first CE mark (Linux's
+    /// `__tcp_ecn_check_ce`; default true; ns-3's receiver does not).
+    pub ce_quickack: bool,
     /// Minimum retransmission timeout (> 0, default 200ms).
     pub min_rto: SimDuration,
     /// Stop time (after every flow's start); `None` = run to the end.
@@ -1300,6 +1303,7 @@ fn resolve_flow(
         mss: f.mss.map_or(1448, |g| g.value.0 as u32),
         pacing: flag(f.pacing, false),
         recovery_exit: f.recovery_exit.map_or(RecoveryExit::Linux, |g| g.value),
+        ce_quickack: flag(f.ce_quickack, true),
         min_rto,
         stop: f.stop.map(|g| g.value),
         drawn,

@@ -528,6 +528,7 @@ pub(super) struct RawFlow {
     pub mss: Option<Given<Mss>>,
     pub pacing: Option<Given<Flag>>,
     pub recovery_exit: Option<Given<RecoveryExit>>,
+    pub ce_quickack: Option<Given<Flag>>,
     pub min_rto: Option<Given<SimDuration>>,
     pub start: Option<RawDist<SimDuration>>,
     pub stop: Option<Given<SimDuration>>,

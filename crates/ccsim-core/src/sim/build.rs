@@ -506,6 +506,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 ecn: g.ecn,
                 pacing: g.pacing,
                 recovery_exit: g.recovery_exit,
+                ce_quickack: g.ce_quickack,
                 min_rto_ns: g.min_rto.ns,
                 delayed_ack: g.delayed_ack,
                 total_bytes: drawn.sizes.first().map(|s| s.bytes),

@@ -13,7 +13,9 @@
 //!   or before the last ACK sent, so a delayed ACK echoes the earlier segment.
 //! - ECN per RFC 3168 §6.1.3: after a CE segment every ACK carries ECE until a segment
 //!   with CWR arrives; the first CE forces quick ACKs for two segments (Linux
-//!   `__tcp_ecn_check_ce`).
+//!   `__tcp_ecn_check_ce`: "Better not delay acks, sender can have a very low cwnd").
+//!   `ce_quickack = false` leaves them delayed, as ns-3's `TcpSocketBase::ReceivedData`
+//!   does (for comparisons with ns-3).
 //! - With `accurate_ecn` (DCTCP, Linux `TCP_CONG_NEEDS_ECN`) the latch is replaced by
 //!   Linux's DCTCP state machine (`dctcp_ece_ack_update`/`dctcp_ece_ack_cwr`,
 //!   `net/ipv4/tcp_dctcp.h`, driven by `CA_EVENT_ECN_IS_CE`/`_NO_CE` from
@@ -81,6 +83,7 @@ pub struct TcpReceiver {
     ece_latch: bool,
     /// DCTCP's per-packet CE echo instead of the latch.
     accurate_ecn: bool,
+    ce_quickack: bool,
     /// DCTCP `ce_state`: the last new data segment was CE-marked.
     ce_state: bool,
     /// DCTCP `prior_rcv_nxt`: rcv_nxt after the last new data segment.
@@ -108,6 +111,7 @@ impl TcpReceiver {
             got_first_segment: false,
             ece_latch: false,
             accurate_ecn: cfg.accurate_ecn,
+            ce_quickack: cfg.ce_quickack,
             ce_state: false,
             prior_rcv_nxt: 0,
             delack_timer: Timer::default(),
@@ -219,7 +223,9 @@ impl TcpReceiver {
         }
         if !self.accurate_ecn && pkt.ecn == Ecn::Ce && !self.ece_latch {
             self.ece_latch = true;
-            self.quick_acks = self.quick_acks.max(2);
+            if self.ce_quickack {
+                self.quick_acks = self.quick_acks.max(2);
+            }
         }
         let unacked_segments = self.rcv_nxt - self.last_ack_sent;
         if ack_now
@@ -350,6 +356,7 @@ mod tests {
             ecn: true,
             pacing: false,
             recovery_exit: Default::default(),
+            ce_quickack: true,
             min_rto_ns: 200_000_000,
             delayed_ack,
             total_bytes: None,
@@ -411,6 +418,25 @@ mod tests {
         let later: Vec<usize> = acks[16..].iter().map(|a| a.len()).collect();
         assert_eq!(later, vec![0, 1, 0, 1, 0, 1, 0, 1]);
         assert!(rx.delack_timer.is_armed() || rx.rcv_nxt() == rx.last_ack_sent);
+    }
+
+    /// After the quick-ACK phase (segments 0..16, then every second one ACKed: 17, 19),
+    /// a CE mark on segment 20 makes Linux ACK 20 and 21 at once (`tcp_enter_quickack_mode
+    /// (sk, 2)`); with `ce_quickack = false` (ns-3) 20 waits for 21 as any segment would.
+    #[test]
+    fn first_ce_mark_forces_two_quick_acks_unless_disabled() {
+        let mut segs: Vec<Packet> = (0..20).map(data).collect();
+        segs.push(ce(20));
+        segs.extend((21..24).map(data));
+        for (quick, want) in [(true, vec![1, 1, 0, 1]), (false, vec![0, 1, 0, 1])] {
+            let mut c = cfg(true, true);
+            c.ce_quickack = quick;
+            let mut rx = TcpReceiver::new(0, 1, &c, DELACK_NS);
+            let acks = feed(&mut rx, &segs);
+            let counts: Vec<usize> = acks[20..].iter().map(|a| a.len()).collect();
+            assert_eq!(counts, want, "ce_quickack = {quick}");
+            assert!(acks[21][0].2, "ECE echoed either way");
+        }
     }
 
     #[test]

@@ -1137,6 +1137,7 @@ mod tests {
                 ecn,
                 pacing: false,
                 recovery_exit: Default::default(),
+                ce_quickack: true,
                 min_rto_ns: 200 * MS,
                 delayed_ack: false,
                 total_bytes: None,
@@ -1247,7 +1248,11 @@ mod tests {
         h.ack(high, &[], false);
         assert_eq!(h.s.ca_state(), CaState::Open);
         assert_eq!(h.s.tp.cwnd as u64, 5 + high / 5);
-        assert_ne!(high / 5, (high - 3) / 5, "the trace must tell the two rules apart");
+        assert_ne!(
+            high / 5,
+            (high - 3) / 5,
+            "the trace must tell the two rules apart"
+        );
     }
 
     #[test]
