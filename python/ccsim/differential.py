@@ -893,6 +893,29 @@ def write_markdown(
         "whichever is larger; drop and mark probability within 20 % relative."
     )
     L.append("")
+    L.append(
+        "**ns-3 corrected where it departs from Linux** (dumbbell.cc, each a cause in "
+        "[CAUSES.md](CAUSES.md)): Linux's RTO (`ns3-rto`), PRR in 64 bits counting "
+        "Linux's DeliveredData (`ns3-prr-overflow`, `ns3-prr-dupack`), CoDel's `<=` "
+        "minimum-backlog test (`ns3-codel-minbytes`) and Linux's cwnd growth on the ACK "
+        "that ends recovery (`ns3-recovery-exit`)."
+    )
+    L.append("")
+    names = ", ".join(f"`{c}`" for c, _, _ in COUNTERFACTUALS)
+    L.append(
+        "**Probes of each row outside the targets** (ccsim runs only): (1) "
+        f"counterfactuals: ccsim run again with an ns-3 behaviour it can copy ({names}), "
+        "each alone and all together; a miss that such a run no longer has, when it has "
+        "no new one, is explained by that behaviour for that row. (2) run-to-run: "
+        f"{PERTURBED_RUNS} reruns with every flow's start moved by U[0, "
+        f"{PERTURB_START_S * 1e3:g} ms] and another seed; a miss whose ns-3 value lies "
+        "within the range of ccsim's runs is not evidence of a model difference "
+        "([run-to-run](CAUSES.md#run-to-run))."
+    )
+    L.append("")
+    if header.get("probed"):
+        L.append(f"({header['probed']}.)")
+        L.append("")
     L.append("## Differences per metric")
     L.append("")
     L.append(
@@ -960,7 +983,9 @@ def write_markdown(
         why = _cause_links(r.causes) if r.causes else ""
         if r.unexplained:
             why += ("; " if why else "") + "not yet explained: " + ", ".join(r.unexplained)
-        L.append(f"- **{r.name}** ({', '.join(r.failed)}): {r.title}. Cause: {why}")
+        L.append(
+            f"- **{r.name}** ({', '.join(r.failed)}): {r.title}. Cause: {why}" + _probe_note(r)
+        )
     L.append("")
     used = sorted({c for r in bad for c in r.causes}, key=list(C.CAUSES).index)
     if used:
@@ -1008,6 +1033,25 @@ def write_markdown(
     if path is not None:
         path.write_text(text)
     return text
+
+
+def _probe_note(r: Result) -> str:
+    """What the row's probes showed, in a sentence (empty without probes)."""
+    parts = []
+    for name, cf in r.probes.get("counterfactual", {}).items():
+        gone = [m for m in r.failed if m not in cf["outside"]]
+        new = [m for m in cf["outside"] if m not in r.failed]
+        if gone or new:
+            s = f"with {name.replace('+', ' + ')}: " + (
+                f"{', '.join(gone)} within" if gone else "nothing within"
+            )
+            if new:
+                s += f", but {', '.join(new)} outside"
+            parts.append(s)
+    within = r.probes.get("perturbed", {}).get("within", [])
+    if within:
+        parts.append(f"ns-3 within ccsim's run-to-run range: {', '.join(within)}")
+    return f" Probes: {'; '.join(parts)}." if parts else ""
 
 
 def _cause_links(causes: Sequence[str]) -> str:
