@@ -963,8 +963,9 @@ CAUSES: dict[str, Cause] = {
         "10 Mbps): p90 19.6 → 43.61 ms against 43.59; r1-07 "
         "(27 ECN NewReno, 5.8 Mbps shaper): p90 78.25 → 149.95 ms against 149.93, marks "
         "19 333 → 3 219 (ns-3 7 740). The same seen from ns-3's side: ns-3 with MinBytes "
-        "1 (drop unless the flow queue is empty) moves r1-41's p50 25.7 → 7.2 ms (ccsim "
-        "2.9) and r1-31's 9.5 → 4.9 ms (ccsim 3.7). These rows were earlier put down to "
+        "1 (drop unless the flow queue is empty; measured before the harness corrected "
+        "ns-3's recovery exit) moves r1-41's p50 25.7 → 7.2 ms (ccsim 2.9) and r1-31's "
+        "9.5 → 4.9 ms (ccsim 3.7). These rows were earlier put down to "
         "[ns3-device-slot](#ns3-device-slot), which is one transmission time, not the "
         "hundreds of milliseconds seen. ccsim is closer to Linux.",
         "ns-3 differs",
@@ -978,11 +979,14 @@ CAUSES: dict[str, Cause] = {
         "receiver does the same. ns-3's `TcpSocketBase::ReceivedData` only sets "
         "`ECN_CE_RCVD` and ACKs by its delayed-ACK rule, so with an odd segment and a "
         "window of a few packets the ECE waits for the next segment or the 40 ms timer. "
-        "Tested row by row: a flow's `ce_quickack = false` copies ns-3. r1-07 (27 ECN "
-        "NewReno flows behind a 5.8 Mbit/s bucket, FQ-CoDel, windows of 2 packets), with "
-        "FQ-CoDel's backlog test made Linux's on both sides (ns-3 with MinBytes 0): ns-3 "
-        "38.21 ms of sojourn, ccsim 78.25 ms with quick ACKs and 38.24 ms without. ccsim "
-        "is closer to Linux.",
+        "Tested row by row: a flow's `ce_quickack = false` copies ns-3. r1-21 (23 ECN "
+        "CUBIC flows in three RTT groups over CoDel, 8 Mbit/s): group shares 64.9 / 27.3 "
+        "/ 7.7 % → 65.5 / 27.3 / 7.2 % (ns-3 65.5 / 27.5 / 7.0 %); r1-12 (two ECN flows, "
+        "280 ms): utilisation 71.8 → 76.2 % (ns-3 75.7 %); r1-08: drops 264 → 310 (ns-3 "
+        "358). r1-07 (27 ECN NewReno flows behind a 5.8 Mbit/s bucket, FQ-CoDel, windows "
+        "of 2 packets), with FQ-CoDel's backlog test made Linux's on both sides (ns-3 "
+        "with MinBytes 0): ns-3 38.21 ms of sojourn, ccsim 78.25 ms with quick ACKs and "
+        "38.24 ms without. ccsim is closer to Linux.",
         "ns-3 differs",
     ),
     "ns3-bbr-stale-rate-sample": Cause(
@@ -1127,10 +1131,11 @@ CAUSES: dict[str, Cause] = {
         "whose ns-3 value lies within the range of ccsim's 9 runs (the default one "
         "included) is not evidence of a model difference: the metric moves that much "
         "between runs that differ only in conditions no experiment controls, such as "
-        "which flow loses a packet first after a synchronised overflow. Two long-RTT "
-        "flows over CoDel (r1-12, 280 ms): the CUBIC flow's share ranges 63-86 % over the "
-        "9 runs; ns-3 gives 76 %, ccsim's default run 77 %. Only ccsim is rerun (ns-3 is "
-        "about 200 times slower), so the range is ccsim's alone.",
+        "which flow loses a packet first after a synchronised overflow. Two ECN flows "
+        "over CoDel at 280 ms (r1-12): the CUBIC flow's share ranges 66-86 % and the "
+        "utilisation 71.8-92.1 % over the 9 runs; ns-3 gives 75.9 % and 75.7 %. Twelve "
+        "flows at 510 Mbit/s (r1-14): the NewReno group's share 79-97 %, ns-3 92 %. Only "
+        "ccsim is rerun (ns-3 is about 200 times slower), so the range is ccsim's alone.",
         "statistical",
     ),
     "short-run": Cause(

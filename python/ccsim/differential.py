@@ -450,16 +450,30 @@ def _rule_timeouts(sc: Scenario, r: Result) -> frozenset[str]:
     return ALL if b >= 2 * a + 5 else NONE
 
 
+def _removed(cf: dict, failed: Sequence[str]) -> set[str]:
+    """The misses a counterfactual run no longer has (none if it adds a miss)."""
+    if not set(cf["outside"]) <= set(failed):
+        return set()
+    return set(failed) - set(cf["outside"])
+
+
 def _counterfactual_rule(cause: str) -> Callable[[Scenario, Result], frozenset[str]]:
-    """The misses that ccsim, run with ``cause``'s ns-3 behaviour (alone or with the
-    other ns-3 behaviours that apply), no longer has, provided that run has no miss of
-    its own (see ``probe``)."""
+    """The misses that ccsim, run with ``cause``'s ns-3 behaviour, no longer has, provided
+    that run has no miss of its own (see ``probe``); run together with the other ns-3
+    behaviours that apply, what none of them removes alone is credited to each."""
 
     def rule(sc: Scenario, r: Result) -> frozenset[str]:
+        cfs = list(r.probes.get("counterfactual", {}).values())
         covered: set[str] = set()
-        for cf in r.probes.get("counterfactual", {}).values():
-            if cause in cf["causes"] and set(cf["outside"]) <= set(r.failed):
-                covered |= set(r.failed) - set(cf["outside"])
+        for cf in cfs:
+            if cause not in cf["causes"]:
+                continue
+            gone = _removed(cf, r.failed)
+            if len(cf["causes"]) > 1:
+                for single in cfs:
+                    if len(single["causes"]) == 1 and single["causes"][0] in cf["causes"]:
+                        gone -= _removed(single, r.failed)
+            covered |= gone
         return frozenset(covered)
 
     return rule
@@ -984,7 +998,7 @@ def write_markdown(
         if r.unexplained:
             why += ("; " if why else "") + "not yet explained: " + ", ".join(r.unexplained)
         L.append(
-            f"- **{r.name}** ({', '.join(r.failed)}): {r.title}. Cause: {why}" + _probe_note(r)
+            f"- **{r.name}** ({', '.join(r.failed)}): {r.title}. Cause: {why}." + _probe_note(r)
         )
     L.append("")
     used = sorted({c for r in bad for c in r.causes}, key=list(C.CAUSES).index)
