@@ -1514,14 +1514,21 @@ def ccsim_metrics(sc: Scenario, result: Any, walls: Sequence[float]) -> dict:
 
 
 def run_ns3(
-    sc: Scenario, quick: bool, exe: Path, work: Path, timeout_s: float | None = None
+    sc: Scenario,
+    quick: bool,
+    exe: Path,
+    work: Path,
+    timeout_s: float | None = None,
+    patch_config: Callable[[str], str] | None = None,
 ) -> dict:
-    """Run ``sc`` in ns-3; RuntimeError if it fails or takes longer than ``timeout_s``."""
+    """Run ``sc`` in ns-3; RuntimeError if it fails or takes longer than ``timeout_s``.
+    ``patch_config`` may rewrite dumbbell.cc's configuration text first."""
     work.mkdir(parents=True, exist_ok=True)
     cfg = work / f"{sc.name}.cfg"
     oj = work / f"{sc.name}.json"
     os_ = work / f"{sc.name}.sojourn"
-    cfg.write_text(ns3_config(sc, quick, oj, os_))
+    text = ns3_config(sc, quick, oj, os_)
+    cfg.write_text(patch_config(text) if patch_config else text)
     try:
         proc = subprocess.run(
             [str(exe), str(cfg)], capture_output=True, text=True, timeout=timeout_s

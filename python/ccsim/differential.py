@@ -480,7 +480,9 @@ def _counterfactual_rule(cause: str) -> Callable[[Scenario, Result], frozenset[s
 
 
 def _rule_run_to_run(sc: Scenario, r: Result) -> frozenset[str]:
-    return frozenset(r.probes.get("perturbed", {}).get("within", ()))
+    return frozenset(r.probes.get("perturbed", {}).get("within", ())) | frozenset(
+        r.probes.get("perturbed_ns3", {}).get("within", ())
+    )
 
 
 def _rule_device_slot(sc: Scenario, r: Result) -> frozenset[str]:
@@ -551,6 +553,8 @@ COUNTERFACTUALS: list[tuple[str, Callable[[Scenario], bool], Callable[[dict], No
 # seed (UDP arrivals, hashing) -- conditions no experiment controls to that precision.
 PERTURBED_RUNS = 8
 PERTURB_START_S = 1e-3
+# ns-3 is rerun the same way, fewer times, for the misses no other probe explains.
+PERTURBED_NS3_RUNS = 6
 _METRIC_KEYS = {
     "utilisation": "utilisation",
     "sojourn p50": "sojourn_p50_ms",
@@ -578,6 +582,50 @@ def _ccsim_run(sc: Scenario, patch: Callable[[dict], None] | None = None, k: int
             f["start"] = f"{start + rng.uniform(0.0, PERTURB_START_S):.9f}s"
     res = ccsim.run(s)
     return C.ccsim_metrics(sc, res, [res.summary["wall_s"]])
+
+
+def _perturbed_ns3_config(sc: Scenario, k: int) -> Callable[[str], str]:
+    """Rewrite dumbbell.cc's configuration as ``_ccsim_run`` perturbs ccsim's scenario:
+    the same U[0, 1 ms] shifts of the flows' starts (same generator, same order) and
+    another seed."""
+
+    def patch(text: str) -> str:
+        rng = random.Random(f"{sc.name}:{k}")
+        out = []
+        for line in text.splitlines():
+            if line.startswith("seed "):
+                line = f"seed {int(line.split()[1]) + 1 + k}"
+            elif line.startswith("flow "):
+                parts = line.split()
+                shift_ns = round(rng.uniform(0.0, PERTURB_START_S) * 1e9)
+                parts[-1] = str(int(parts[-1]) + shift_ns)
+                line = " ".join(parts)
+            out.append(line)
+        return "\n".join(out) + "\n"
+
+    return patch
+
+
+def probe_ns3(sc: Scenario, r: Result, cc: dict, ns: dict, exe: Path, work: Path) -> dict:
+    """ns-3's own run-to-run spread for the row's misses: ``PERTURBED_NS3_RUNS`` ns-3
+    reruns perturbed as ccsim's; the misses whose ccsim value lies within the range of
+    ns-3's runs (the stored one included)."""
+    runs = [ns]
+    for k in range(PERTURBED_NS3_RUNS):
+        runs.append(
+            C.run_ns3(
+                sc,
+                False,
+                exe,
+                work,
+                timeout_s=NS3_TIMEOUT_S,
+                patch_config=_perturbed_ns3_config(sc, k),
+            )
+        )
+    return {
+        "runs": PERTURBED_NS3_RUNS,
+        "within": [m for m in r.failed if _within_spread(m, runs, cc)],
+    }
 
 
 def _within_spread(metric: str, runs: Sequence[dict], ns: dict) -> bool:
@@ -693,6 +741,10 @@ def run(
             r.probes = probe(sc, r, cc, ns)
             r.causes = classify(sc, r)
             r.unexplained = uncovered(sc, r)
+            if r.unexplained:
+                r.probes["perturbed_ns3"] = probe_ns3(sc, r, cc, ns, exe, work)
+                r.causes = classify(sc, r)
+                r.unexplained = uncovered(sc, r)
             results.append(r)
             log(
                 f"[{i + 1}/{len(drawn)}] {sc.name}: {sc.title}: "
@@ -731,22 +783,41 @@ def load_results(path: Path) -> tuple[list[Result], dict]:
     return rs, data
 
 
-def rerender(runs_json: Path, output: Path, probes: str = "missing") -> list[Result]:
+def rerender(
+    runs_json: Path, output: Path, probes: str = "missing", ns3: bool = False
+) -> list[Result]:
     """Re-classify the stored results with the current cause rules and rewrite the
-    report (no simulation)."""
+    report. With ``probes`` "all" (or "missing") the rows' ccsim probes are run again
+    (where absent); with ``ns3`` also ns-3's perturbed reruns of the rows whose misses
+    no other probe explains (dumbbell.cc is compiled for them)."""
+    import contextlib
+
     results, meta = load_results(runs_json)
     by_name = {d.scenario.name: d for d in draw(meta["n"], meta["seed"])}
-    for r in results:
-        sc = by_name[r.name].scenario
-        if not r.ok and (probes == "all" or (probes == "missing" and not r.probes)):
+    with contextlib.ExitStack() as stack:
+        exe = work = None
+        if ns3:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ccsim-diff-")))
+            exe = work / "dumbbell"
+            C.build_ns3_program(C.find_ns3(), C.find_source(), exe)
+        for r in results:
+            sc = by_name[r.name].scenario
             cc, ns = (_side_metrics(r.values[side]) for side in ("ccsim", "ns3"))
-            r.probes = probe(sc, r, cc, ns)
-            meta.setdefault("header", {})["probed"] = (
-                f"probes (counterfactual and perturbed ccsim runs) made again by "
-                f"--rerender on {_date()}, against the stored ns-3 results"
-            )
-        r.causes = classify(by_name[r.name].scenario, r)
-        r.unexplained = uncovered(by_name[r.name].scenario, r)
+            if not r.ok and (probes == "all" or (probes == "missing" and not r.probes)):
+                r.probes = probe(sc, r, cc, ns)
+                meta.setdefault("header", {})["probed"] = (
+                    f"probes (counterfactual and perturbed ccsim runs) made again by "
+                    f"--rerender on {_date()}, against the stored ns-3 results"
+                )
+            r.causes = classify(sc, r)
+            r.unexplained = uncovered(sc, r)
+            if exe is not None and work is not None and r.unexplained:
+                r.probes["perturbed_ns3"] = probe_ns3(sc, r, cc, ns, exe, work)
+                meta.setdefault("header", {})["probed_ns3"] = (
+                    f"ns-3's perturbed reruns made by --rerender --ns3 on {_date()}"
+                )
+                r.causes = classify(sc, r)
+                r.unexplained = uncovered(sc, r)
     save_results(results, runs_json, meta)
     write_markdown(results, meta.get("header", {}), output)
     C.write_causes(output.parent / "CAUSES.md")
@@ -924,12 +995,15 @@ def write_markdown(
         f"{PERTURBED_RUNS} reruns with every flow's start moved by U[0, "
         f"{PERTURB_START_S * 1e3:g} ms] and another seed; a miss whose ns-3 value lies "
         "within the range of ccsim's runs is not evidence of a model difference "
-        "([run-to-run](CAUSES.md#run-to-run))."
+        f"([run-to-run](CAUSES.md#run-to-run)); for the misses neither explains, ns-3 is "
+        f"rerun {PERTURBED_NS3_RUNS} times perturbed the same way, and a miss whose ccsim "
+        "value lies within ns-3's range counts the same."
     )
     L.append("")
-    if header.get("probed"):
-        L.append(f"({header['probed']}.)")
-        L.append("")
+    for key in ("probed", "probed_ns3"):
+        if header.get(key):
+            L.append(f"({header[key]}.)")
+            L.append("")
     L.append("## Differences per metric")
     L.append("")
     L.append(
@@ -1065,6 +1139,9 @@ def _probe_note(r: Result) -> str:
     within = r.probes.get("perturbed", {}).get("within", [])
     if within:
         parts.append(f"ns-3 within ccsim's run-to-run range: {', '.join(within)}")
+    within_ns3 = r.probes.get("perturbed_ns3", {}).get("within", [])
+    if within_ns3:
+        parts.append(f"ccsim within ns-3's run-to-run range: {', '.join(within_ns3)}")
     return f" Probes: {'; '.join(parts)}." if parts else ""
 
 
@@ -1087,9 +1164,14 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - needs 
         action="store_true",
         help="with --rerender: run every row's ccsim probes again (after a new counterfactual)",
     )
+    p.add_argument(
+        "--ns3",
+        action="store_true",
+        help="with --rerender: rerun ns-3, perturbed, for the misses no other probe explains",
+    )
     a = p.parse_args(argv)
     if a.rerender:
-        rerender(Path(a.rerender), Path(a.output), "all" if a.reprobe else "missing")
+        rerender(Path(a.rerender), Path(a.output), "all" if a.reprobe else "missing", a.ns3)
         return 0
     p.error("nothing to do (use ccsim compare ns3 --random N)")
     return 2

@@ -6,6 +6,7 @@ that runs ns-3 skips when the ns3 wheel is absent."""
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
@@ -291,3 +292,23 @@ def test_probe_runs_ccsim_counterfactuals_and_perturbed_starts():
     # the perturbed reruns differ from the default run only in their start times and seed
     one = D._ccsim_run(sc, None, 0)
     assert one["utilisation"] == pytest.approx(cc["utilisation"], abs=0.05)
+
+
+def test_ns3_perturbation_shifts_starts_as_ccsims_and_its_spread_counts():
+    d = D.draw(60, seed=1)[0]
+    sc = d.scenario
+    text = "seed 5\nflow ns3::TcpCubic 22000000 0 0\nflow ns3::TcpCubic 22000000 0 500\nx 1\n"
+    out = D._perturbed_ns3_config(sc, 2)(text).splitlines()
+    assert out[0] == "seed 8" and out[3] == "x 1"
+    shifts = [int(line.split()[-1]) for line in out[1:3]]
+    rng = random.Random(f"{sc.name}:2")
+    want = [round(rng.uniform(0, D.PERTURB_START_S) * 1e9) + base for base in (0, 500)]
+    assert shifts == want and all(
+        0 <= s - b <= 1_000_000 for s, b in zip(shifts, (0, 500), strict=True)
+    )
+    # ccsim's value inside ns-3's perturbed range explains the miss as run-to-run
+    r = D.make_result(d, _cc(p50=10), _cc(p50=20, wall=1.0))
+    assert "sojourn p50" in D.uncovered(sc, r)
+    r.probes = {"perturbed_ns3": {"runs": 6, "within": ["sojourn p50"]}}
+    assert "run-to-run" in D.classify(sc, r)
+    assert "sojourn p50" not in D.uncovered(sc, r)
