@@ -14,6 +14,7 @@ them on synthetic data.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import itertools
 import json
@@ -299,6 +300,14 @@ METRICS = (
     ("drop probability", "% rel."),
     ("mark probability", "% rel."),
 )
+# The metric dict's key of each per-scenario metric (goodput share is per group).
+_METRIC_KEYS = {
+    "utilisation": "utilisation",
+    "sojourn p50": "sojourn_p50_ms",
+    "sojourn p90": "sojourn_p90_ms",
+    "drop probability": "drop_probability",
+    "mark probability": "mark_probability",
+}
 
 
 def differences(cc: dict, ns: dict) -> dict[str, dict]:
@@ -315,15 +324,12 @@ def differences(cc: dict, ns: dict) -> dict[str, dict]:
             if not math.isfinite(r) or abs(r) > abs(worst):
                 worst = r
         out["goodput share"] = {"diff": worst * 100, "norm": worst / 0.05}
-    for key, label in (("sojourn_p50_ms", "sojourn p50"), ("sojourn_p90_ms", "sojourn p90")):
-        x, y = cc[key], ns[key]
+    for label in ("sojourn p50", "sojourn p90"):
+        x, y = cc[_METRIC_KEYS[label]], ns[_METRIC_KEYS[label]]
         d = y - x
         out[label] = {"diff": d, "norm": d / max(0.15 * abs(x), 2.0)}
-    for key, label in (
-        ("drop_probability", "drop probability"),
-        ("mark_probability", "mark probability"),
-    ):
-        x, y = cc[key], ns[key]
+    for label in ("drop probability", "mark probability"):
+        x, y = cc[_METRIC_KEYS[label]], ns[_METRIC_KEYS[label]]
         if x == 0 and y == 0:
             continue
         r = C._rel(x, y)
@@ -555,13 +561,6 @@ PERTURBED_RUNS = 8
 PERTURB_START_S = 1e-3
 # ns-3 is rerun the same way, fewer times, for the misses no other probe explains.
 PERTURBED_NS3_RUNS = 6
-_METRIC_KEYS = {
-    "utilisation": "utilisation",
-    "sojourn p50": "sojourn_p50_ms",
-    "sojourn p90": "sojourn_p90_ms",
-    "drop probability": "drop_probability",
-    "mark probability": "mark_probability",
-}
 
 
 def _outside(cc: dict, ns: dict) -> list[str]:
@@ -707,8 +706,6 @@ def run(
         import re
 
         drawn = [d for d in drawn if re.search(only, d.scenario.name)]
-    import contextlib
-
     with contextlib.ExitStack() as stack:
         if work is None:
             work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ccsim-diff-")))
@@ -790,7 +787,6 @@ def rerender(
     report. With ``probes`` "all" (or "missing") the rows' ccsim probes are run again
     (where absent); with ``ns3`` also ns-3's perturbed reruns of the rows whose misses
     no other probe explains (dumbbell.cc is compiled for them)."""
-    import contextlib
 
     results, meta = load_results(runs_json)
     by_name = {d.scenario.name: d for d in draw(meta["n"], meta["seed"])}

@@ -691,20 +691,7 @@ fn parse_config(
             ))
         }
     };
-    let mtu = p
-        .parsed(
-            "mtu",
-            ByteSize {
-                bytes: link.mtu_bytes as u64,
-            },
-            |s| match ByteSize::parse(s) {
-                Ok(b) if b.bytes > 0 => Ok(b),
-                _ => Err(format!(
-                    "expected a positive size like \"1500B\", got {s:?}"
-                )),
-            },
-        )?
-        .bytes;
+    let mtu = p.positive_mtu(link)?;
     let memory_limit = p
         .parsed(
             "memory_limit",

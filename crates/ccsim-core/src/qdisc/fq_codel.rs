@@ -124,7 +124,8 @@ const KEYS: &[&str] = &[
 ];
 
 impl FqCodel {
-    /// `flows` ≥ 1 buckets, `quantum` bytes, `limit` packets.
+    /// `flows` ≥ 1 buckets, `quantum` bytes, `limit` packets; `flow_backlog_check`: CoDel's
+    /// minimum-backlog test on the flow queue (ns-3) instead of the qdisc (Linux).
     pub fn new(
         params: CodelParams,
         flows: u32,
@@ -132,6 +133,7 @@ impl FqCodel {
         limit: u64,
         drop_batch_size: u32,
         hash_seed: Option<u64>,
+        flow_backlog_check: bool,
     ) -> Self {
         let flows = (0..flows)
             .map(|_| Flow {
@@ -151,7 +153,7 @@ impl FqCodel {
             limit,
             drop_batch_size,
             hash_seed,
-            flow_backlog_check: false,
+            flow_backlog_check,
             qlen: 0,
             bytes: 0,
         }
@@ -206,9 +208,15 @@ impl FqCodel {
         })?;
         p.finish(KEYS)?;
         let seed = (seed >= 0.0).then_some(seed as u64);
-        let mut q = FqCodel::new(params, flows, quantum.bytes as u32, limit, batch, seed);
-        q.flow_backlog_check = flow_backlog_check;
-        Ok(q)
+        Ok(FqCodel::new(
+            params,
+            flows,
+            quantum.bytes as u32,
+            limit,
+            batch,
+            seed,
+            flow_backlog_check,
+        ))
     }
 
     /// The bucket of a flow id (Linux `fq_codel_hash`: `reciprocal_scale(hash, flows)`).

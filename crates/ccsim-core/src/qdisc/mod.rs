@@ -27,7 +27,7 @@ pub use shaper::build_shaped;
 
 use crate::engine::rng::SimRng;
 use crate::net::packet::{Ecn, PacketId, PacketPool};
-use crate::scenario::{AlgoSpec, ParamValue, ScenarioError};
+use crate::scenario::{AlgoSpec, ByteSize, ParamValue, ScenarioError};
 
 /// What a discipline may touch while deciding.
 pub struct QdiscCtx<'a> {
@@ -291,6 +291,17 @@ impl<'a> Params<'a> {
                 ))
             }
         }
+    }
+
+    /// `mtu` in bytes: a positive size like `"1500B"`, by default the link's MTU (the
+    /// "backlog below 2 MTU" guards of PIE and DualPI2).
+    pub fn positive_mtu(&mut self, link: LinkInfo) -> Result<u64, ScenarioError> {
+        self.parsed("mtu", link.mtu_bytes as u64, |s| match ByteSize::parse(s) {
+            Ok(b) if b.bytes > 0 => Ok(b.bytes),
+            _ => Err(format!(
+                "expected a positive size like \"1500B\", got {s:?}"
+            )),
+        })
     }
 
     /// A number parameter, or `default`; `check` returns an error text for a bad value.

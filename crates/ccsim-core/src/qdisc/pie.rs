@@ -1015,18 +1015,7 @@ pub(crate) fn parse_pie_config<'a>(
         }
         false
     };
-    let mtu = p.parsed(
-        "mtu",
-        ByteSize {
-            bytes: link.mtu_bytes as u64,
-        },
-        |s| match ByteSize::parse(s) {
-            Ok(b) if b.bytes > 0 => Ok(b),
-            _ => Err(format!(
-                "expected a positive size like \"1500B\", got {s:?}"
-            )),
-        },
-    )?;
+    let mtu = p.positive_mtu(link)?;
     if ns2 {
         // Fixed by ns-2's pie.cc (see the module documentation).
         return Ok(PieConfig {
@@ -1053,7 +1042,7 @@ pub(crate) fn parse_pie_config<'a>(
             derandomize: false,
             clamp_prob: false,
             quiet_reset: true,
-            mtu_bytes: mtu.bytes,
+            mtu_bytes: mtu,
         });
     }
     Ok(PieConfig {
@@ -1080,7 +1069,7 @@ pub(crate) fn parse_pie_config<'a>(
         derandomize,
         clamp_prob,
         quiet_reset,
-        mtu_bytes: mtu.bytes,
+        mtu_bytes: mtu,
     })
 }
 
