@@ -989,6 +989,29 @@ CAUSES: dict[str, Cause] = {
         "38.24 ms without. ccsim is closer to Linux.",
         "ns-3 differs",
     ),
+    "ns3-reno-cwnd-cnt": Cause(
+        "ns-3's TcpLinuxReno keeps its growth counter across a loss; Linux clears it",
+        "Linux clears `snd_cwnd_cnt` when a window reduction starts "
+        "(`tcp_init_cwnd_reduction`) and on a timeout (`tcp_enter_loss`, "
+        "net/ipv4/tcp_input.c), as ccsim does (`init_cwnd_reduction` and the RTO path in "
+        "crates/ccsim-core/src/tcp/sender.rs). ns-3 3.44's `TcpLinuxReno` keeps its "
+        "private `m_cWndCnt` (tcp-linux-reno.cc, `CongestionAvoidance`) and has no "
+        "`CongestionStateSet` to clear it, so the first increase after a recovery or a "
+        "timeout comes up to one window early: worth most to the flow with the smallest "
+        "window. Measured on r1-52 (one 34 ms and two 12 ms NewReno flows, 31-packet "
+        "DropTail, 8.8 Mbit/s) over 24 draws of start (U[0, 100 ms]) and RTT (U[0, 0.5 "
+        "ms]) shifts, the same draws on both sides: the 34 ms flow's share averages "
+        "0.1353 in ns-3 against 0.1273 in ccsim (+0.0080 ± 0.0026 s.e., ns-3 higher in 19 "
+        "of 24; both drop that flow alike, 173 against 171 packets, 73 against 76 "
+        "reductions, but its window before a loss is 10.5 packets in ns-3 against 8.3). "
+        "ns-3 with the counter cleared as Linux does: 0.1280 (+0.0006 ± 0.0032); ccsim "
+        "keeping it as ns-3 does: 0.1336 (+0.0016 ± 0.0024). Rounding ssthresh to whole "
+        "segments as Linux does (ns-3 halves the bytes) does not close it (0.1400). Not "
+        "yet corrected in the harness (the counter is private to TcpLinuxReno) and not "
+        "a ccsim option; at the stored draw the larger part of r1-52's gap (ccsim 0.106, "
+        "ns-3 0.135) is run-to-run. ccsim is closer to Linux.",
+        "ns-3 differs",
+    ),
     "ns3-bbr-stale-rate-sample": Cause(
         "ns-3's delivery-rate sampler reuses the previous ACK's interval, so its BBR "
         "overestimates the bottleneck and paces above it",
@@ -1126,19 +1149,24 @@ CAUSES: dict[str, Cause] = {
     ),
     "run-to-run": Cause(
         "ns-3's value lies within ccsim's own run-to-run spread",
-        "Each row outside the targets is rerun in ccsim 8 times with every "
-        "flow's start moved by U[0, 1 ms] and another seed (Poisson UDP arrivals); a miss "
-        "whose ns-3 value lies within the range of ccsim's 9 runs (the default one "
-        "included) is not evidence of a model difference: the metric moves that much "
-        "between runs that differ only in conditions no experiment controls, such as "
-        "which flow loses a packet first after a synchronised overflow. Two ECN flows "
-        "over CoDel at 280 ms (r1-12): the CUBIC flow's share ranges 66-86 % and the "
-        "utilisation 71.8-92.1 % over the 9 runs; ns-3 gives 75.9 % and 75.7 %. Twelve "
-        "flows at 510 Mbit/s (r1-14): the NewReno group's share 79-97 %, ns-3 92 %. For "
-        "the misses no other probe explains, ns-3 is rerun 6 times perturbed the same way "
-        "(same start shifts), and a miss whose ccsim value lies within ns-3's range counts "
-        "the same: r1-00 (NewReno and CUBIC over RED, 2.2 Mbit/s): the NewReno group's "
-        "share is 39-48 % over ns-3's runs (47.3 % in the stored one), ccsim 41.2 %.",
+        "Each row outside the targets is rerun in ccsim 8 times with every flow's start "
+        "moved by U[0, 100 ms], its RTT by U[0, 0.5 ms] and another seed (Poisson UDP "
+        "arrivals); a miss whose ns-3 value lies within the range of ccsim's 9 runs (the "
+        "default one included) is not evidence of a model difference: the metric moves "
+        "that much between runs that differ only in conditions no experiment controls, "
+        "such as which flow loses a packet first after a synchronised overflow. For the "
+        "misses no other probe explains, ns-3 is rerun 6 times perturbed the same way "
+        "(same generator), and a miss whose ccsim value lies within ns-3's range counts "
+        "the same. Why shifts this large: the starts alone moved by U[0, 1 ms] (the "
+        "earlier probe) were absorbed, since every event locks to the bottleneck's "
+        "transmission slots: on r1-52 (one 34 ms and two 12 ms NewReno flows, 31-packet "
+        "DropTail, 8.8 Mbit/s) 6 such ns-3 reruns repeated one trajectory, shifted (the "
+        "34 ms flow's share 0.135 each time), and ccsim gave 0.106 in 5 of 8. With 24 "
+        "draws of the shifts above, the same draws on both sides, that share spans "
+        "0.101-0.208 in ns-3 (mean 0.1353) and 0.103-0.187 in ccsim (mean 0.1273), "
+        "correlated draw by draw: the stored ns-3 run sits at ns-3's mean and ccsim's "
+        "stored run at its low end. The systematic part of that gap, +0.008, is "
+        "[ns3-reno-cwnd-cnt](#ns3-reno-cwnd-cnt).",
         "statistical",
     ),
     "short-run": Cause(

@@ -555,10 +555,15 @@ COUNTERFACTUALS: list[tuple[str, Callable[[Scenario], bool], Callable[[dict], No
         _no_ce_quickack,
     ),
 ]
-# Run-to-run spread: reruns with every flow's start moved by U[0, 1 ms] and another
-# seed (UDP arrivals, hashing) -- conditions no experiment controls to that precision.
+# Run-to-run spread: reruns with every flow's start moved by U[0, 100 ms], its RTT by
+# U[0, 0.5 ms], and another seed (UDP arrivals, hashing) -- conditions no experiment
+# controls to that precision. Shifts of the starts alone by U[0, 1 ms] were absorbed:
+# on r1-52 every ns-3 event locks to the bottleneck's transmission slots, so 6 such
+# ns-3 reruns gave one trajectory, shifted (share 0.135 each time), where starts moved
+# by up to 100 ms and RTTs by up to 0.5 ms give 0.101-0.208 (ccsim 0.103-0.187).
 PERTURBED_RUNS = 8
-PERTURB_START_S = 1e-3
+PERTURB_START_S = 0.1
+PERTURB_RTT_S = 0.5e-3
 # ns-3 is rerun the same way, fewer times, for the misses no other probe explains.
 PERTURBED_NS3_RUNS = 6
 
@@ -579,13 +584,15 @@ def _ccsim_run(sc: Scenario, patch: Callable[[dict], None] | None = None, k: int
         for f in s["flows"]:
             start = float(str(f["start"]).rstrip("s"))
             f["start"] = f"{start + rng.uniform(0.0, PERTURB_START_S):.9f}s"
+            rtt_ms = float(str(f["rtt"]).removesuffix("ms"))
+            f["rtt"] = f"{rtt_ms + rng.uniform(0.0, PERTURB_RTT_S) * 1e3:.6f}ms"
     res = ccsim.run(s)
     return C.ccsim_metrics(sc, res, [res.summary["wall_s"]])
 
 
 def _perturbed_ns3_config(sc: Scenario, k: int) -> Callable[[str], str]:
     """Rewrite dumbbell.cc's configuration as ``_ccsim_run`` perturbs ccsim's scenario:
-    the same U[0, 1 ms] shifts of the flows' starts (same generator, same order) and
+    the same shifts of the flows' starts and RTTs (same generator, same order) and
     another seed."""
 
     def patch(text: str) -> str:
@@ -595,9 +602,11 @@ def _perturbed_ns3_config(sc: Scenario, k: int) -> Callable[[str], str]:
             if line.startswith("seed "):
                 line = f"seed {int(line.split()[1]) + 1 + k}"
             elif line.startswith("flow "):
-                parts = line.split()
+                parts = line.split()  # flow <cc> <rtt_ns> <ecn> <start_ns>
                 shift_ns = round(rng.uniform(0.0, PERTURB_START_S) * 1e9)
                 parts[-1] = str(int(parts[-1]) + shift_ns)
+                rtt_shift_ns = round(rng.uniform(0.0, PERTURB_RTT_S) * 1e9)
+                parts[2] = str(int(parts[2]) + rtt_shift_ns)
                 line = " ".join(parts)
             out.append(line)
         return "\n".join(out) + "\n"
@@ -989,7 +998,8 @@ def write_markdown(
         "each alone and all together; a miss that such a run no longer has, when it has "
         "no new one, is explained by that behaviour for that row. (2) run-to-run: "
         f"{PERTURBED_RUNS} reruns with every flow's start moved by U[0, "
-        f"{PERTURB_START_S * 1e3:g} ms] and another seed; a miss whose ns-3 value lies "
+        f"{PERTURB_START_S * 1e3:g} ms], its RTT by U[0, {PERTURB_RTT_S * 1e3:g} ms] and "
+        "another seed; a miss whose ns-3 value lies "
         "within the range of ccsim's runs is not evidence of a model difference "
         f"([run-to-run](CAUSES.md#run-to-run)); for the misses neither explains, ns-3 is "
         f"rerun {PERTURBED_NS3_RUNS} times perturbed the same way, and a miss whose ccsim "

@@ -289,7 +289,7 @@ def test_probe_runs_ccsim_counterfactuals_and_perturbed_starts():
     p = D.probe(sc, r, cc, ns)
     assert "utilisation" in p["counterfactual"]["ns3-fqcodel-flow-backlog"]["outside"]
     assert p["perturbed"] == {"runs": D.PERTURBED_RUNS, "within": []}
-    # the perturbed reruns differ from the default run only in their start times and seed
+    # the perturbed reruns differ from the default run only in their starts, RTTs and seed
     one = D._ccsim_run(sc, None, 0)
     assert one["utilisation"] == pytest.approx(cc["utilisation"], abs=0.05)
 
@@ -300,12 +300,17 @@ def test_ns3_perturbation_shifts_starts_as_ccsims_and_its_spread_counts():
     text = "seed 5\nflow ns3::TcpCubic 22000000 0 0\nflow ns3::TcpCubic 22000000 0 500\nx 1\n"
     out = D._perturbed_ns3_config(sc, 2)(text).splitlines()
     assert out[0] == "seed 8" and out[3] == "x 1"
-    shifts = [int(line.split()[-1]) for line in out[1:3]]
+    starts = [int(line.split()[-1]) for line in out[1:3]]
+    rtts = [int(line.split()[2]) for line in out[1:3]]
+    # the same generator as ccsim's reruns: per flow, a start shift, then an RTT shift
     rng = random.Random(f"{sc.name}:2")
-    want = [round(rng.uniform(0, D.PERTURB_START_S) * 1e9) + base for base in (0, 500)]
-    assert shifts == want and all(
-        0 <= s - b <= 1_000_000 for s, b in zip(shifts, (0, 500), strict=True)
-    )
+    want_starts, want_rtts = [], []
+    for base in (0, 500):
+        want_starts.append(round(rng.uniform(0, D.PERTURB_START_S) * 1e9) + base)
+        want_rtts.append(round(rng.uniform(0, D.PERTURB_RTT_S) * 1e9) + 22_000_000)
+    assert starts == want_starts and rtts == want_rtts
+    assert all(0 <= s - b <= 100_000_000 for s, b in zip(starts, (0, 500), strict=True))
+    assert all(22_000_000 <= r <= 22_500_000 for r in rtts)
     # ccsim's value inside ns-3's perturbed range explains the miss as run-to-run
     r = D.make_result(d, _cc(p50=10), _cc(p50=20, wall=1.0))
     assert "sojourn p50" in D.uncovered(sc, r)
