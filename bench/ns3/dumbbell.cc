@@ -272,12 +272,6 @@ class BulkSender : public Application
 // `tcp_add_reno_sack`). Set by `g_prrLinuxDelivered` (cause `ns3-prr-dupack`).
 bool g_prrLinuxDelivered = false;
 
-// ns-3 3.44's TcpPrrRecovery with its 32-bit overflow fixed (ns-3 issue #1282, fixed
-// after 3.44): `m_prrDelivered * m_ssThresh` is computed in 64 bits, as Linux's
-// `tcp_cwnd_reduction` does (`div_u64`). In 3.44 the product wraps once it passes 2^32
-// (ssthresh above ~32 segments), sendCount goes negative and the sender falls silent for
-// the rest of every reduction. Selected with `prr64 1` (cause `ns3-prr-overflow`);
-// otherwise the body is TcpPrrRecovery's, line for line.
 // Linux's cwnd growth on the ACK that ends a reduction (cause `ns3-recovery-exit`).
 // ns-3's `TcpSocketBase::ProcessAck` ends fast recovery by setting cwnd = ssthresh, calling
 // the recovery's `ExitRecovery` and then `IncreaseWindow(tcb, segsAcked)` with
@@ -356,6 +350,12 @@ CongestionType(const std::string& name)
     return name;
 }
 
+// ns-3 3.44's TcpPrrRecovery with its 32-bit overflow fixed (ns-3 issue #1282, fixed
+// after 3.44): `m_prrDelivered * m_ssThresh` is computed in 64 bits, as Linux's
+// `tcp_cwnd_reduction` does (`div_u64`). In 3.44 the product wraps once it passes 2^32
+// (ssthresh above ~32 segments), sendCount goes negative and the sender falls silent for
+// the rest of every reduction. Selected with `prr64 1` (cause `ns3-prr-overflow`);
+// otherwise the body is TcpPrrRecovery's, line for line.
 class TcpPrrRecovery64 : public TcpClassicRecovery
 {
   public:

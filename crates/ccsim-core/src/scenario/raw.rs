@@ -63,45 +63,41 @@ impl Leaf for Flag {
     }
 }
 
-impl Leaf for UdpPattern {
-    fn expected() -> Cow<'static, str> {
-        Cow::Borrowed("\"cbr\" or \"poisson\"")
-    }
-    /// Case-insensitive: `"CBR"` is accepted.
-    fn from_lit(lit: &Lit) -> Result<Self, String> {
-        match lit {
-            Lit::S(s) if s.trim().eq_ignore_ascii_case("cbr") => Ok(UdpPattern::Cbr),
-            Lit::S(s) if s.trim().eq_ignore_ascii_case("poisson") => Ok(UdpPattern::Poisson),
-            _ => Err(mismatch(&Self::expected(), lit)),
+/// Implements [`Leaf`] for an enum written as one of a few keywords, case-insensitive
+/// and trimmed (`"CBR"` is accepted); anything else is an error naming the keywords.
+macro_rules! keyword_leaf {
+    ($ty:ty, $expected:expr, { $($word:literal => $value:expr),+ $(,)? }) => {
+        impl Leaf for $ty {
+            fn expected() -> Cow<'static, str> {
+                Cow::Borrowed($expected)
+            }
+            fn from_lit(lit: &Lit) -> Result<Self, String> {
+                if let Lit::S(s) = lit {
+                    let s = s.trim();
+                    $(if s.eq_ignore_ascii_case($word) {
+                        return Ok($value);
+                    })+
+                }
+                Err(mismatch(&Self::expected(), lit))
+            }
         }
-    }
+    };
 }
 
-impl Leaf for Direction {
-    fn expected() -> Cow<'static, str> {
-        Cow::Borrowed("\"forward\" or \"reverse\"")
-    }
-    fn from_lit(lit: &Lit) -> Result<Self, String> {
-        match lit {
-            Lit::S(s) if s.trim().eq_ignore_ascii_case("forward") => Ok(Direction::Forward),
-            Lit::S(s) if s.trim().eq_ignore_ascii_case("reverse") => Ok(Direction::Reverse),
-            _ => Err(mismatch(&Self::expected(), lit)),
-        }
-    }
-}
+keyword_leaf!(UdpPattern, "\"cbr\" or \"poisson\"", {
+    "cbr" => UdpPattern::Cbr,
+    "poisson" => UdpPattern::Poisson,
+});
 
-impl Leaf for RecoveryExit {
-    fn expected() -> Cow<'static, str> {
-        Cow::Borrowed("\"linux\" or \"ns3\"")
-    }
-    fn from_lit(lit: &Lit) -> Result<Self, String> {
-        match lit {
-            Lit::S(s) if s.trim().eq_ignore_ascii_case("linux") => Ok(RecoveryExit::Linux),
-            Lit::S(s) if s.trim().eq_ignore_ascii_case("ns3") => Ok(RecoveryExit::Ns3),
-            _ => Err(mismatch(&Self::expected(), lit)),
-        }
-    }
-}
+keyword_leaf!(Direction, "\"forward\" or \"reverse\"", {
+    "forward" => Direction::Forward,
+    "reverse" => Direction::Reverse,
+});
+
+keyword_leaf!(RecoveryExit, "\"linux\" or \"ns3\"", {
+    "linux" => RecoveryExit::Linux,
+    "ns3" => RecoveryExit::Ns3,
+});
 
 impl Leaf for ParamValue {
     fn expected() -> Cow<'static, str> {
@@ -455,22 +451,11 @@ pub(super) struct RawTrace {
     pub pcap_max_packets: Option<Given<Int<1, 100_000_000>>>,
 }
 
-impl Leaf for QdiscStateMode {
-    fn expected() -> Cow<'static, str> {
-        Cow::Borrowed("\"interval\", \"updates\" or \"off\"")
-    }
-    fn from_lit(lit: &Lit) -> Result<Self, String> {
-        match lit {
-            Lit::S(s) => match s.trim().to_ascii_lowercase().as_str() {
-                "interval" => Ok(QdiscStateMode::Interval),
-                "updates" => Ok(QdiscStateMode::Updates),
-                "off" => Ok(QdiscStateMode::Off),
-                _ => Err(mismatch(&Self::expected(), lit)),
-            },
-            _ => Err(mismatch(&Self::expected(), lit)),
-        }
-    }
-}
+keyword_leaf!(QdiscStateMode, "\"interval\", \"updates\" or \"off\"", {
+    "interval" => QdiscStateMode::Interval,
+    "updates" => QdiscStateMode::Updates,
+    "off" => QdiscStateMode::Off,
+});
 
 /// `measure = { start = "30s", end = "60s" }`.
 #[derive(Deserialize)]
