@@ -572,6 +572,16 @@ def _outside(cc: dict, ns: dict) -> list[str]:
     return sorted(m for m, d in differences(cc, ns).items() if abs(d["norm"]) > 1.0)
 
 
+def _shifts(sc: Scenario, k: int) -> list[tuple[float, float]]:
+    """Perturbed rerun ``k``'s (start, RTT) shift of each flow, in seconds: one generator
+    for both simulators, so their k-th reruns are perturbed alike."""
+    rng = random.Random(f"{sc.name}:{k}")
+    return [
+        (rng.uniform(0.0, PERTURB_START_S), rng.uniform(0.0, PERTURB_RTT_S))
+        for _ in range(sc.n_flows())
+    ]
+
+
 def _ccsim_run(sc: Scenario, patch: Callable[[dict], None] | None = None, k: int = -1) -> dict:
     import ccsim
 
@@ -579,34 +589,31 @@ def _ccsim_run(sc: Scenario, patch: Callable[[dict], None] | None = None, k: int
     if patch is not None:
         patch(s)
     if k >= 0:
-        rng = random.Random(f"{sc.name}:{k}")
         s["seed"] = int(s["seed"]) + 1 + k
-        for f in s["flows"]:
+        for f, (start_shift, rtt_shift) in zip(s["flows"], _shifts(sc, k), strict=True):
             start = float(str(f["start"]).rstrip("s"))
-            f["start"] = f"{start + rng.uniform(0.0, PERTURB_START_S):.9f}s"
+            f["start"] = f"{start + start_shift:.9f}s"
             rtt_ms = float(str(f["rtt"]).removesuffix("ms"))
-            f["rtt"] = f"{rtt_ms + rng.uniform(0.0, PERTURB_RTT_S) * 1e3:.6f}ms"
+            f["rtt"] = f"{rtt_ms + rtt_shift * 1e3:.6f}ms"
     res = ccsim.run(s)
     return C.ccsim_metrics(sc, res, [res.summary["wall_s"]])
 
 
 def _perturbed_ns3_config(sc: Scenario, k: int) -> Callable[[str], str]:
     """Rewrite dumbbell.cc's configuration as ``_ccsim_run`` perturbs ccsim's scenario:
-    the same shifts of the flows' starts and RTTs (same generator, same order) and
-    another seed."""
+    the same shifts of the flows' starts and RTTs (``_shifts``) and another seed."""
 
     def patch(text: str) -> str:
-        rng = random.Random(f"{sc.name}:{k}")
+        shifts = iter(_shifts(sc, k))
         out = []
         for line in text.splitlines():
             if line.startswith("seed "):
                 line = f"seed {int(line.split()[1]) + 1 + k}"
             elif line.startswith("flow "):
                 parts = line.split()  # flow <cc> <rtt_ns> <ecn> <start_ns>
-                shift_ns = round(rng.uniform(0.0, PERTURB_START_S) * 1e9)
-                parts[-1] = str(int(parts[-1]) + shift_ns)
-                rtt_shift_ns = round(rng.uniform(0.0, PERTURB_RTT_S) * 1e9)
-                parts[2] = str(int(parts[2]) + rtt_shift_ns)
+                start_shift, rtt_shift = next(shifts)
+                parts[-1] = str(int(parts[-1]) + round(start_shift * 1e9))
+                parts[2] = str(int(parts[2]) + round(rtt_shift * 1e9))
                 line = " ".join(parts)
             out.append(line)
         return "\n".join(out) + "\n"
@@ -680,6 +687,22 @@ def probe(sc: Scenario, r: Result, cc: dict, ns: dict) -> dict:
     return out
 
 
+def _explain(
+    sc: Scenario, r: Result, cc: dict, ns: dict, exe: Path | None, work: Path | None
+) -> bool:
+    """Set ``r``'s causes and unexplained misses from the cause rules; where misses stay
+    unexplained and ns-3 is at hand (``exe``, ``work``), add ns-3's perturbed reruns
+    (``probe_ns3``) and classify again. True if ns-3 was rerun."""
+    r.causes = classify(sc, r)
+    r.unexplained = uncovered(sc, r)
+    if exe is None or work is None or not r.unexplained:
+        return False
+    r.probes["perturbed_ns3"] = probe_ns3(sc, r, cc, ns, exe, work)
+    r.causes = classify(sc, r)
+    r.unexplained = uncovered(sc, r)
+    return True
+
+
 def _side_metrics(values: dict) -> dict:
     """A side's metrics as ``differences`` wants them, from a stored row's values (rows
     stored before the probabilities were kept get them from the counts)."""
@@ -745,12 +768,7 @@ def run(
             cc = C.ccsim_metrics(sc, result, walls)
             r = make_result(d, cc, ns, C.ns3_notes(sc, ns, cc))
             r.probes = probe(sc, r, cc, ns)
-            r.causes = classify(sc, r)
-            r.unexplained = uncovered(sc, r)
-            if r.unexplained:
-                r.probes["perturbed_ns3"] = probe_ns3(sc, r, cc, ns, exe, work)
-                r.causes = classify(sc, r)
-                r.unexplained = uncovered(sc, r)
+            _explain(sc, r, cc, ns, exe, work)
             results.append(r)
             log(
                 f"[{i + 1}/{len(drawn)}] {sc.name}: {sc.title}: "
@@ -814,15 +832,10 @@ def rerender(
                     f"probes (counterfactual and perturbed ccsim runs) made again by "
                     f"--rerender on {_date()}, against the stored ns-3 results"
                 )
-            r.causes = classify(sc, r)
-            r.unexplained = uncovered(sc, r)
-            if exe is not None and work is not None and r.unexplained:
-                r.probes["perturbed_ns3"] = probe_ns3(sc, r, cc, ns, exe, work)
+            if _explain(sc, r, cc, ns, exe, work):
                 meta.setdefault("header", {})["probed_ns3"] = (
                     f"ns-3's perturbed reruns made by --rerender --ns3 on {_date()}"
                 )
-                r.causes = classify(sc, r)
-                r.unexplained = uncovered(sc, r)
     save_results(results, runs_json, meta)
     write_markdown(results, meta.get("header", {}), output)
     C.write_causes(output.parent / "CAUSES.md")
