@@ -88,6 +88,7 @@ struct RunConfig
     // queue disc above as its one child); 0 = none.
     int prr64 = 0; // 1: TcpPrrRecovery64; 2: also Linux's DeliveredData (see there)
     int recoveryExitLinux = 0; // 1: Linux's cwnd growth on the ACK ending a reduction
+    int renoCntLinux = 0; // 1: TcpLinuxRenoCnt, Reno's growth counter cleared as Linux does
     bool rtoLinux = false; // RttLinux: Linux's RTO (see there)
     uint64_t shaperRateBps = 0;
     uint32_t shaperBurstBytes = 0;
@@ -157,6 +158,8 @@ ReadConfig(const std::string& path)
             s >> c.rtoLinux;
         else if (k == "recovery_exit_linux")
             s >> c.recoveryExitLinux;
+        else if (k == "reno_cnt_linux")
+            s >> c.renoCntLinux;
         else if (k == "shaper_rate_bps")
             s >> c.shaperRateBps;
         else if (k == "shaper_burst_bytes")
@@ -334,9 +337,90 @@ LINUX_RECOVERY_EXIT(TcpLinuxRenoLinuxExit, TcpLinuxReno);
 LINUX_RECOVERY_EXIT(TcpCubicLinuxExit, TcpCubic);
 LINUX_RECOVERY_EXIT(TcpDctcpLinuxExit, TcpDctcp);
 
+// ns-3 3.44's TcpLinuxReno with its growth counter cleared as Linux clears
+// `snd_cwnd_cnt`: on entering CWR or fast recovery (`tcp_init_cwnd_reduction`) and on a
+// timeout (`tcp_enter_loss`, net/ipv4/tcp_input.c). TcpLinuxReno's `m_cWndCnt` is private
+// and it has no CongestionStateSet, so the counter carries over a loss and the first
+// increase after it comes up to one window early (cause `ns3-reno-cwnd-cnt`). This class
+// keeps its own counter; CongestionAvoidance is TcpLinuxReno's, line for line, with
+// m_suppressIncreaseIfCwndLimited at its default (true: this program never calls
+// SetSuppressIncreaseIfCwndLimited, and 3.44 has no attribute for it). With
+// `recovery_exit_linux 1` it also has Linux's recovery exit, as TcpLinuxRenoLinuxExit.
+// Selected with `reno_cnt_linux 1`.
+bool g_renoCntLinux = false;
+
+class TcpLinuxRenoCnt : public TcpLinuxReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpLinuxRenoCnt")
+                                .SetParent<TcpLinuxReno>()
+                                .AddConstructor<TcpLinuxRenoCnt>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        TcpLinuxReno::IncreaseWindow(
+            tcb,
+            g_recoveryExitLinux ? SegmentsToGrowBy(tcb, segmentsAcked) : segmentsAcked);
+    }
+
+    void CongestionStateSet(Ptr<TcpSocketState> tcb,
+                            const TcpSocketState::TcpCongState_t newState) override
+    {
+        if (newState == TcpSocketState::CA_CWR || newState == TcpSocketState::CA_RECOVERY ||
+            newState == TcpSocketState::CA_LOSS)
+        {
+            m_cWndCnt = 0;
+        }
+        TcpLinuxReno::CongestionStateSet(tcb, newState);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpLinuxRenoCnt>(this);
+    }
+
+  protected:
+    void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (!tcb->m_isCwndLimited)
+        {
+            return;
+        }
+        uint32_t w = tcb->m_cWnd / tcb->m_segmentSize;
+        if (w == 0)
+        {
+            w = 1;
+        }
+        if (m_cWndCnt >= w)
+        {
+            m_cWndCnt = 0;
+            tcb->m_cWnd += tcb->m_segmentSize;
+        }
+        m_cWndCnt += segmentsAcked;
+        if (m_cWndCnt >= w)
+        {
+            uint32_t delta = m_cWndCnt / w;
+            m_cWndCnt -= delta * w;
+            tcb->m_cWnd += delta * tcb->m_segmentSize;
+        }
+    }
+
+  private:
+    uint32_t m_cWndCnt{0};
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpLinuxRenoCnt);
+
 std::string
 CongestionType(const std::string& name)
 {
+    if (g_renoCntLinux && name == "ns3::TcpLinuxReno")
+        return "ns3::TcpLinuxRenoCnt";
     if (!g_recoveryExitLinux)
     {
         return name;
@@ -788,6 +872,7 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     g_prrLinuxDelivered = c.prr64 >= 2;
     g_recoveryExitLinux = c.recoveryExitLinux != 0;
+    g_renoCntLinux = c.renoCntLinux != 0;
     if (g_recoveryExitLinux && !c.prr64)
     {
         NS_FATAL_ERROR("recovery_exit_linux needs prr64 (its ExitRecovery notes the ACK)");

@@ -115,6 +115,9 @@ class Scenario:
     # Linux's cwnd growth on the ACK that ends fast recovery: by the newly delivered
     # segments, not every segment the ACK covers (cause `ns3-recovery-exit`; needs ns3_prr).
     ns3_linux_recovery_exit: bool = False
+    # Reno's growth counter cleared on entering CWR, recovery or loss, as Linux clears
+    # snd_cwnd_cnt (dumbbell.cc's TcpLinuxRenoCnt; cause `ns3-reno-cwnd-cnt`).
+    ns3_linux_reno_cnt: bool = False
 
     def n_flows(self) -> int:
         return sum(g.count for g in self.flows)
@@ -498,6 +501,7 @@ def ns3_config(sc: Scenario, quick: bool, out_json: Path, out_sojourn: Path) -> 
         f"prr64 {sc.ns3_prr}",
         f"rto_linux {int(sc.ns3_linux_rto)}",
         f"recovery_exit_linux {int(sc.ns3_linux_recovery_exit)}",
+        f"reno_cnt_linux {int(sc.ns3_linux_reno_cnt)}",
         "conn_timeout_ns 1000000000",  # Linux's initial RTO (ns-3 default 3 s)
         f"buf_bytes {buf}",
         "ample_queue_packets 100000",
@@ -1006,11 +1010,15 @@ CAUSES: dict[str, Cause] = {
         "reductions, but its window before a loss is 10.5 packets in ns-3 against 8.3). "
         "ns-3 with the counter cleared as Linux does: 0.1280 (+0.0006 ± 0.0032); ccsim "
         "keeping it as ns-3 does: 0.1336 (+0.0016 ± 0.0024). Rounding ssthresh to whole "
-        "segments as Linux does (ns-3 halves the bytes) does not close it (0.1400). Not "
-        "yet corrected in the harness (the counter is private to TcpLinuxReno) and not "
-        "a ccsim option; at the stored draw the larger part of r1-52's gap (ccsim 0.106, "
-        "ns-3 0.135) is run-to-run. ccsim is closer to Linux.",
-        "ns-3 differs",
+        "segments as Linux does (ns-3 halves the bytes) does not close it (0.1400). At the "
+        "stored draw the larger part of r1-52's gap (ccsim 0.106, ns-3 0.135) is "
+        "run-to-run. The random scenarios run ns-3 with the counter cleared as Linux "
+        "does (`reno_cnt_linux 1`: dumbbell.cc's TcpLinuxRenoCnt keeps its own copy of "
+        "the private counter, with TcpLinuxReno's CongestionAvoidance line for line, and "
+        "clears it on entering CWR, recovery or loss; on r1-52's stored draw and two "
+        "shifted ones it gives exactly the helper's counterfactual: shares 0.1223, 0.1519, "
+        "0.1001 against 0.1352, 0.1451, 0.1181 uncorrected). ccsim is closer to Linux.",
+        "ns-3 differs (corrected in the harness for the random scenarios)",
     ),
     "ns3-bbr-stale-rate-sample": Cause(
         "ns-3's delivery-rate sampler reuses the previous ACK's interval, so its BBR "

@@ -225,6 +225,7 @@ def draw_one(rng: random.Random, name: str, seed: int) -> Drawn:
         ns3_prr=2,
         ns3_linux_rto=True,
         ns3_linux_recovery_exit=True,
+        ns3_linux_reno_cnt=True,
     )
     cc_label = "+".join(sorted({g.cc for g in groups}))
     params = {
@@ -1000,8 +1001,9 @@ def write_markdown(
         "**ns-3 corrected where it departs from Linux** (dumbbell.cc, each a cause in "
         "[CAUSES.md](CAUSES.md)): Linux's RTO (`ns3-rto`), PRR in 64 bits counting "
         "Linux's DeliveredData (`ns3-prr-overflow`, `ns3-prr-dupack`), CoDel's `<=` "
-        "minimum-backlog test (`ns3-codel-minbytes`) and Linux's cwnd growth on the ACK "
-        "that ends recovery (`ns3-recovery-exit`)."
+        "minimum-backlog test (`ns3-codel-minbytes`), Linux's cwnd growth on the ACK "
+        "that ends recovery (`ns3-recovery-exit`) and Reno's growth counter cleared at "
+        "each reduction (`ns3-reno-cwnd-cnt`)."
     )
     L.append("")
     names = ", ".join(f"`{c}`" for c, _, _ in COUNTERFACTUALS)
