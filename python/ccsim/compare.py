@@ -1559,13 +1559,15 @@ def run_ns3(
     work: Path,
     timeout_s: float | None = None,
     patch_config: Callable[[str], str] | None = None,
+    tag: str = "",
 ) -> dict:
     """Run ``sc`` in ns-3; RuntimeError if it fails or takes longer than ``timeout_s``.
-    ``patch_config`` may rewrite dumbbell.cc's configuration text first."""
+    ``patch_config`` may rewrite dumbbell.cc's configuration text first; ``tag`` keeps
+    the files of runs of one scenario made at the same time apart."""
     work.mkdir(parents=True, exist_ok=True)
-    cfg = work / f"{sc.name}.cfg"
-    oj = work / f"{sc.name}.json"
-    os_ = work / f"{sc.name}.sojourn"
+    cfg = work / f"{sc.name}{tag}.cfg"
+    oj = work / f"{sc.name}{tag}.json"
+    os_ = work / f"{sc.name}{tag}.sojourn"
     text = ns3_config(sc, quick, oj, os_)
     cfg.write_text(patch_config(text) if patch_config else text)
     try:
@@ -1805,6 +1807,14 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     )
     p.add_argument("--seed", type=int, default=1, help="seed of the random draw (default 1)")
     p.add_argument(
+        "--replicates",
+        type=int,
+        default=3,
+        metavar="R",
+        help="with --random: compare each side's mean over R paired runs (the default run "
+        "and R-1 with the flows' starts and RTTs shifted alike in both; default 3)",
+    )
+    p.add_argument(
         "--budget-min",
         type=float,
         metavar="MIN",
@@ -1825,10 +1835,12 @@ def run_args(args: argparse.Namespace, command: str) -> list[Row]:
             seed=args.seed,
             output=Path(args.output) if args.output else None,
             work=Path(args.work) if args.work else None,
-            command=f"{command} --random {args.random} --seed {args.seed}",
+            command=f"{command} --random {args.random} --seed {args.seed}"
+            + (f" --replicates {args.replicates}" if args.replicates != 3 else ""),
             cpu=args.cpu,
             budget_s=args.budget_min * 60 if args.budget_min else None,
             only=args.only,
+            replicates=args.replicates,
         )
         return []
     return run(

@@ -20,12 +20,17 @@ import itertools
 import json
 import math
 import os
+import queue
 import random
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from ccsim import compare as C
 from ccsim.compare import FlowGroup, Queue, Scenario, UdpSource
@@ -59,6 +64,12 @@ START_SPREAD_S = 1.0
 # An ns-3 run that takes longer is stopped and listed as not run: ns-3's SACK scoreboard
 # scans make runs with thousands of packets in flight per flow very slow.
 NS3_TIMEOUT_S = 600.0
+# Each side's metrics are pooled over this many paired runs: the default run and the
+# perturbed runs k = 0 .. REPLICATES - 2 (``_shifts``: every flow's start moved by
+# U[0, 100 ms] and its RTT by U[0, 0.5 ms], the same draws in both simulators). One run
+# of each is one sample path of a chaotic system: on r1-52 the 34 ms flow's share spans
+# 0.10-0.21 in either simulator across such draws, against a 5 % target.
+REPLICATES = 3
 
 
 def _log_uniform(u: float, lo: float, hi: float) -> float:
@@ -363,6 +374,10 @@ class Result:
     # ccsim runs that test the row's explanations (see ``probe``): {"counterfactual":
     # {name: {"causes": [...], "outside": [...]}}, "perturbed": {"runs": K, "within": [...]}}
     probes: dict = field(default_factory=dict)
+    # the headline values of each paired run ({"ccsim": [...], "ns3": [...]}, the default
+    # run first) and the metrics outside the targets on the default runs alone
+    replicates: dict = field(default_factory=dict)
+    single_failed: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -376,7 +391,75 @@ def _target_metric(check_name: str) -> str:
     return "goodput share" if check_name.startswith("goodput share") else check_name
 
 
-def make_result(d: Drawn, cc: dict, ns: dict, notes: Sequence[str] = ()) -> Result:
+_HEADLINE = (
+    "utilisation",
+    "group_share",
+    "sojourn_p50_ms",
+    "sojourn_p90_ms",
+    "drops",
+    "marks",
+    "arrivals",
+    "jain",
+    "drop_probability",
+    "mark_probability",
+)
+
+
+def _headline(m: dict) -> dict:
+    return {k: m.get(k) for k in _HEADLINE} | {
+        k: m["_extra"].get(k) for k in ("retransmits", "timeouts") if "_extra" in m
+    }
+
+
+def pool(runs: Sequence[dict]) -> dict:
+    """One simulator's metrics over its paired runs of a scenario: the means of
+    utilisation, group shares and sojourn quantiles; drop and mark probabilities from
+    the summed counts; retransmissions and timeouts summed; wall time and everything
+    else from the first (the default) run."""
+    if len(runs) == 1:
+        return runs[0]
+    out = dict(runs[0])
+    for key in (
+        "utilisation",
+        "goodput_mbps",
+        "jain",
+        "sojourn_mean_ms",
+        "sojourn_p50_ms",
+        "sojourn_p90_ms",
+        "sojourn_p99_ms",
+    ):
+        out[key] = float(np.mean([m[key] for m in runs]))
+    out["group_share"] = [
+        float(np.mean(xs)) for xs in zip(*(m["group_share"] for m in runs), strict=True)
+    ]
+    for key in ("drops", "marks", "arrivals"):
+        out[key] = sum(m[key] for m in runs)
+    n = out["arrivals"]
+    out["drop_probability"] = out["drops"] / n if n else 0.0
+    out["mark_probability"] = out["marks"] / n if n else 0.0
+    extra = dict(runs[0]["_extra"])
+    for key in ("retransmits", "timeouts"):
+        extra[key] = sum(m["_extra"][key] for m in runs)
+    out["_extra"] = extra
+    return out
+
+
+def _failed(sc: Scenario, cc: dict, ns: dict) -> list[str]:
+    _, names = C._group_info(sc)
+    return sorted(
+        {_target_metric(c.metric) for c in C.compare_metrics(cc, ns, names) if c.ok is False}
+    )
+
+
+def make_result(
+    d: Drawn,
+    cc: dict,
+    ns: dict,
+    notes: Sequence[str] = (),
+    runs: tuple[Sequence[dict], Sequence[dict]] | None = None,
+) -> Result:
+    """The row of ``d`` from each side's (pooled) metrics; ``runs``: each side's paired
+    runs behind them, the default first."""
     _, names = C._group_info(d.scenario)
     checks = C.compare_metrics(cc, ns, names)
     failed = sorted({_target_metric(c.metric) for c in checks if c.ok is False})
@@ -392,26 +475,14 @@ def make_result(d: Drawn, cc: dict, ns: dict, notes: Sequence[str] = ()) -> Resu
         ns3_wall_s=ns["wall_s"],
         bottleneck_packets=int(ns.get("bottleneck_packets", 0)),
         notes=list(notes),
-        values={
-            side: {
-                k: m.get(k)
-                for k in (
-                    "utilisation",
-                    "group_share",
-                    "sojourn_p50_ms",
-                    "sojourn_p90_ms",
-                    "drops",
-                    "marks",
-                    "arrivals",
-                    "jain",
-                    "drop_probability",
-                    "mark_probability",
-                )
-            }
-            | {k: m["_extra"].get(k) for k in ("retransmits", "timeouts") if "_extra" in m}
-            for side, m in (("ccsim", cc), ("ns3", ns))
-        },
+        values={side: _headline(m) for side, m in (("ccsim", cc), ("ns3", ns))},
     )
+    if runs is not None:
+        sides = zip(("ccsim", "ns3"), runs, strict=True)
+        r.replicates = {side: [_headline(m) for m in rs] for side, rs in sides}
+        r.single_failed = _failed(d.scenario, runs[0][0], runs[1][0])
+    else:
+        r.single_failed = list(failed)
     r.causes = classify(d.scenario, r)
     r.unexplained = uncovered(d.scenario, r)
     return r
@@ -622,12 +693,20 @@ def _perturbed_ns3_config(sc: Scenario, k: int) -> Callable[[str], str]:
     return patch
 
 
-def probe_ns3(sc: Scenario, r: Result, cc: dict, ns: dict, exe: Path, work: Path) -> dict:
+def probe_ns3(
+    sc: Scenario,
+    r: Result,
+    cc: dict,
+    ns: dict,
+    exe: Path,
+    work: Path,
+    ns_runs: Sequence[dict] | None = None,
+) -> dict:
     """ns-3's own run-to-run spread for the row's misses: ``PERTURBED_NS3_RUNS`` ns-3
-    reruns perturbed as ccsim's; the misses whose ccsim value lies within the range of
-    ns-3's runs (the stored one included)."""
-    runs = [ns]
-    for k in range(PERTURBED_NS3_RUNS):
+    reruns perturbed as ccsim's (the paired replicates ``ns_runs``, default run first,
+    among them); the misses whose ccsim value lies within the range of ns-3's runs."""
+    runs = list(ns_runs or [ns])
+    for k in range(len(runs) - 1, PERTURBED_NS3_RUNS):
         runs.append(
             C.run_ns3(
                 sc,
@@ -657,12 +736,15 @@ def _within_spread(metric: str, runs: Sequence[dict], ns: dict) -> bool:
     )
 
 
-def probe(sc: Scenario, r: Result, cc: dict, ns: dict) -> dict:
+def probe(
+    sc: Scenario, r: Result, cc: dict, ns: dict, cc_runs: Sequence[dict] | None = None
+) -> dict:
     """For a row outside the targets: (1) ccsim run with each ns-3 behaviour of
     ``COUNTERFACTUALS`` that applies, and with all of them together, and the metrics
-    still outside each; (2) ``PERTURBED_RUNS`` reruns with perturbed starts, and the
-    missed metrics whose ns-3 value lies within the range of ccsim's runs (the default
-    run included). ``cc`` and ``ns`` are the two sides' metrics."""
+    still outside each; (2) ``PERTURBED_RUNS`` reruns with perturbed starts (the paired
+    replicates ``cc_runs``, default run first, among them), and the missed metrics whose
+    ns-3 value lies within the range of ccsim's runs (the default run included). ``cc``
+    and ``ns`` are the two sides' (pooled) metrics."""
     if r.ok:
         return {}
     out: dict = {"counterfactual": {}}
@@ -680,7 +762,8 @@ def probe(sc: Scenario, r: Result, cc: dict, ns: dict) -> dict:
             "causes": causes,
             "outside": _outside(m, ns),
         }
-    runs = [cc] + [_ccsim_run(sc, None, k) for k in range(PERTURBED_RUNS)]
+    runs = list(cc_runs or [cc])
+    runs += [_ccsim_run(sc, None, k) for k in range(len(runs) - 1, PERTURBED_RUNS)]
     out["perturbed"] = {
         "runs": PERTURBED_RUNS,
         "within": [m for m in r.failed if _within_spread(m, runs, ns)],
@@ -689,16 +772,23 @@ def probe(sc: Scenario, r: Result, cc: dict, ns: dict) -> dict:
 
 
 def _explain(
-    sc: Scenario, r: Result, cc: dict, ns: dict, exe: Path | None, work: Path | None
+    sc: Scenario,
+    r: Result,
+    cc: dict,
+    ns: dict,
+    exe: Path | None,
+    work: Path | None,
+    ns_runs: Sequence[dict] | None = None,
 ) -> bool:
     """Set ``r``'s causes and unexplained misses from the cause rules; where misses stay
     unexplained and ns-3 is at hand (``exe``, ``work``), add ns-3's perturbed reruns
-    (``probe_ns3``) and classify again. True if ns-3 was rerun."""
+    (``probe_ns3``, reusing the paired replicates ``ns_runs``) and classify again. True
+    if ns-3 was rerun."""
     r.causes = classify(sc, r)
     r.unexplained = uncovered(sc, r)
     if exe is None or work is None or not r.unexplained:
         return False
-    r.probes["perturbed_ns3"] = probe_ns3(sc, r, cc, ns, exe, work)
+    r.probes["perturbed_ns3"] = probe_ns3(sc, r, cc, ns, exe, work, ns_runs)
     r.causes = classify(sc, r)
     r.unexplained = uncovered(sc, r)
     return True
@@ -719,6 +809,114 @@ def _side_metrics(values: dict) -> dict:
 # ---------------------------------------------------------------------------------------
 
 
+class _Ns3Runs:
+    """Phase 1 of ``run``: every scenario's ns-3 runs, one worker thread per CPU, each
+    pinned to its CPU (the ns-3 programs it starts inherit the affinity). A scenario's
+    default run comes first, with ccsim's timed runs right after it on the same CPU, so
+    its speed ratio compares the two simulators on one core (the cores' speeds differ,
+    see ``compare.pinned_cpu``); once it has succeeded its ``replicates - 1`` perturbed
+    runs are queued ahead of later scenarios' default runs. No new scenario starts after
+    ``budget_s``; a scenario whose runs did not all finish is reported as not run."""
+
+    def __init__(
+        self,
+        drawn: Sequence[Drawn],
+        exe: Path,
+        work: Path,
+        replicates: int,
+        cpus: Sequence[int | None],
+        log: Callable[[str], None],
+        budget_s: float | None,
+    ) -> None:
+        self.drawn, self.exe, self.work, self.replicates = drawn, exe, work, replicates
+        self.log, self.budget_s = log, budget_s
+        self.jobs: queue.PriorityQueue = queue.PriorityQueue()
+        self.cond = threading.Condition()
+        self.outstanding = len(drawn)
+        self.done = 0
+        self.ns3: dict[int, dict[int, dict]] = {i: {} for i in range(len(drawn))}
+        self.timed: dict[int, tuple[Any, list[float]]] = {}
+        self.errors: dict[int, str] = {}
+        self.skipped: set[int] = set()
+        for i in range(len(drawn)):
+            self.jobs.put(((i, 1), -1))  # default runs, in scenario order
+        self.start = time.monotonic()
+        self.threads = [threading.Thread(target=self._worker, args=(c,)) for c in cpus]
+
+    def run(self) -> None:
+        for t in self.threads:
+            t.start()
+        for t in self.threads:
+            t.join()
+
+    def _worker(self, cpu: int | None) -> None:
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})  # this thread (Linux: pid 0 is the caller)
+        while True:
+            with self.cond:
+                while self.jobs.empty() and self.outstanding > 0:
+                    self.cond.wait()
+                if self.outstanding == 0:
+                    self.cond.notify_all()
+                    return
+                (i, _), k = self.jobs.get()
+                late = self.budget_s is not None and time.monotonic() - self.start > self.budget_s
+            outcome: Any = "skipped" if k < 0 and late else self._one(i, k)
+            with self.cond:
+                self._record(i, k, outcome)
+                self.outstanding -= 1
+                self.cond.notify_all()
+
+    def _one(self, i: int, k: int) -> Any:
+        sc = self.drawn[i].scenario
+        t0 = time.monotonic()
+        try:
+            ns = C.run_ns3(
+                sc,
+                False,
+                self.exe,
+                self.work,
+                timeout_s=NS3_TIMEOUT_S,
+                patch_config=_perturbed_ns3_config(sc, k) if k >= 0 else None,
+                tag=f".{k}" if k >= 0 else "",
+            )
+        except RuntimeError as exc:  # reported, not fatal: the draw goes on
+            return exc
+        timed = None
+        if k < 0:
+            result, walls = C.run_ccsim(sc, False)
+            walls += C.run_ccsim(sc, False, like=result)[1]
+            timed = (result, walls)
+        return ns, timed, time.monotonic() - t0
+
+    def _record(self, i: int, k: int, outcome: Any) -> None:
+        sc = self.drawn[i].scenario
+        what = "default run" if k < 0 else f"paired run {k + 2}"
+        if outcome == "skipped":
+            self.skipped.add(i)
+            return
+        if isinstance(outcome, Exception):
+            self.errors.setdefault(i, f"{sc.name} ({sc.title}): {str(outcome).splitlines()[0]}")
+            self.log(f"{sc.name} {what}: ns-3 failed: {str(outcome).splitlines()[0]}")
+            return
+        ns, timed, wall = outcome
+        self.ns3[i][k] = ns
+        self.done += 1
+        if timed is not None:
+            self.timed[i] = timed
+            for j in range(self.replicates - 1):
+                self.jobs.put(((i, 0), j))
+                self.outstanding += 1
+        total = len(self.drawn) * self.replicates
+        self.log(
+            f"[ns-3 {self.done}/{total}] {sc.name} {what}: {wall:.1f} s "
+            f"({(time.monotonic() - self.start) / 60:.1f} min)"
+        )
+
+    def complete(self, i: int) -> bool:
+        return i in self.timed and len(self.ns3[i]) == self.replicates and i not in self.errors
+
+
 def run(
     n: int = 60,
     seed: int = 1,
@@ -729,7 +927,14 @@ def run(
     cpu: int | None = None,
     budget_s: float | None = None,
     only: str | None = None,
+    replicates: int = REPLICATES,
 ) -> list[Result]:
+    """Draw ``n`` scenarios, run each ``replicates`` times (paired) in both simulators,
+    compare the pooled metrics, probe the rows outside the targets and write the report.
+    ns-3 runs on every allowed CPU at once, one program per CPU (``cpu``: only on that
+    one)."""
+    if replicates < 1:
+        raise ValueError(f"--replicates: must be at least 1, got {replicates}")
     source = C.find_source()
     bench_dir = source.parent.parent
     output = output or bench_dir / "DIFFERENTIAL.md"
@@ -739,56 +944,72 @@ def run(
         import re
 
         drawn = [d for d in drawn if re.search(only, d.scenario.name)]
+    if cpu is not None:
+        with C.pinned_cpu(cpu):  # checks that the CPU is allowed
+            pass
+        cpus: list[int | None] = [cpu]
+    elif hasattr(os, "sched_getaffinity"):
+        cpus = sorted(os.sched_getaffinity(0), reverse=True)
+    else:  # pragma: no cover - platforms without affinity
+        cpus = [None] * (os.cpu_count() or 1)
     with contextlib.ExitStack() as stack:
         if work is None:
             work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ccsim-diff-")))
-        pinned = stack.enter_context(C.pinned_cpu(cpu))
         exe = work / "dumbbell"
         t0 = time.monotonic()
         C.build_ns3_program(build, source, exe)
         log(f"compiled {source.name} against ns-3 {build.version} in {time.monotonic() - t0:.0f} s")
         load0 = os.getloadavg()
-        results: list[Result] = []
-        errors: list[str] = []
-        runs_json = output.parent / "differential" / "runs.json"
         start = time.monotonic()
+        phase1 = _Ns3Runs(drawn, exe, work, replicates, cpus, log, budget_s)
+        log(
+            f"{len(drawn)} scenarios x {replicates} paired runs in ns-3 on CPU "
+            f"{', '.join(str(c) for c in cpus)}"
+        )
+        phase1.run()
+        if phase1.skipped:
+            log(f"time budget spent: {len(drawn) - len(phase1.skipped)} of {len(drawn)} started")
+        results: list[Result] = []
+        runs_json = output.parent / "differential" / "runs.json"
         for i, d in enumerate(drawn):
-            if budget_s is not None and time.monotonic() - start > budget_s:
-                log(f"time budget spent: {i} of {len(drawn)} scenarios run")
-                break
+            if not phase1.complete(i):
+                continue
             sc = d.scenario
             t1 = time.monotonic()
-            result, walls = C.run_ccsim(sc, False)
-            try:
-                ns = C.run_ns3(sc, False, exe, work, timeout_s=NS3_TIMEOUT_S)
-            except RuntimeError as exc:  # reported, not fatal: the draw goes on
-                errors.append(f"{sc.name} ({sc.title}): {str(exc).splitlines()[0]}")
-                log(f"[{i + 1}/{len(drawn)}] {sc.name}: ns-3 failed: {exc}")
-                continue
-            walls += C.run_ccsim(sc, False, like=result)[1]
-            cc = C.ccsim_metrics(sc, result, walls)
-            r = make_result(d, cc, ns, C.ns3_notes(sc, ns, cc))
-            r.probes = probe(sc, r, cc, ns)
-            _explain(sc, r, cc, ns, exe, work)
+            result, walls = phase1.timed[i]
+            cc_runs = [C.ccsim_metrics(sc, result, walls)]
+            cc_runs += [_ccsim_run(sc, None, k) for k in range(replicates - 1)]
+            ns_runs = [phase1.ns3[i][k] for k in range(-1, replicates - 1)]
+            cc, ns = pool(cc_runs), pool(ns_runs)
+            r = make_result(d, cc, ns, C.ns3_notes(sc, ns, cc), (cc_runs, ns_runs))
+            r.probes = probe(sc, r, cc, ns, cc_runs)
+            _explain(sc, r, cc, ns, exe, work, ns_runs)
             results.append(r)
             log(
                 f"[{i + 1}/{len(drawn)}] {sc.name}: {sc.title}: "
                 f"{'ok' if r.ok else 'outside: ' + ', '.join(r.failed)}; ns-3/ccsim "
-                f"{r.ratio:.0f}x (ns-3 {r.ns3_wall_s:.1f} s) [{time.monotonic() - t1:.0f} s]"
+                f"{r.ratio:.0f}x (ns-3 {r.ns3_wall_s:.1f} s) [probes {time.monotonic() - t1:.0f} s]"
             )
             save_results(results, runs_json, {"n": n, "seed": seed})
         load1 = os.getloadavg()
         header = C.machine_header(build, False, command)
         header["load"] = (
             f"load average {load0[0]:.2f} at the start, {load1[0]:.2f} at the end "
-            f"({os.cpu_count()} cores; other processes share the machine)"
-            + (f"; both simulators pinned to CPU {pinned}" if pinned is not None else "")
+            f"({os.cpu_count()} cores; other processes share the machine); "
+            + (
+                f"one ns-3 program on each of CPUs {', '.join(str(c) for c in cpus)} at "
+                "once, each worker pinned to its CPU; a scenario's speed ratio compares its "
+                "default ns-3 run with ccsim's timed runs on the same CPU, made right after it"
+                if len(cpus) > 1
+                else f"both simulators pinned to CPU {cpus[0]}"
+            )
         )
         minutes = (time.monotonic() - start) / 60
         header["elapsed"] = f"{minutes:.1f} min for {len(results)} scenarios"
         header["requested"] = n
         header["seed"] = seed
-        header["errors"] = errors
+        header["replicates"] = replicates
+        header["errors"] = [phase1.errors[i] for i in sorted(phase1.errors)]
         save_results(results, runs_json, {"n": n, "seed": seed, "header": header})
         write_markdown(results, header, output)
         C.write_causes(output.parent / "CAUSES.md")
@@ -946,6 +1167,19 @@ def write_markdown(
     L.append("")
     L.append(f"**{pct:.0f} % of the random scenarios are within every target** ({n_ok} of {n}).")
     L.append("")
+    reps = header.get("replicates", 1)
+    if reps > 1:
+        single_ok = sum(not r.single_failed for r in results)
+        L.append(
+            f"Each side's figures are its mean over {reps} paired runs of the scenario: the "
+            f"default run and {reps - 1} with every flow's start moved by U[0, "
+            f"{PERTURB_START_S * 1e3:g} ms] and its RTT by U[0, {PERTURB_RTT_S * 1e3:g} ms] "
+            "and another seed, the same draws in both simulators (drop and mark "
+            "probabilities from the summed counts). The targets are unchanged. On the "
+            f"default runs alone, one run each: {100.0 * single_ok / n:.0f} % within "
+            f"every target ({single_ok} of {n})."
+        )
+        L.append("")
     explained = [r for r in results if not r.ok and not r.unexplained]
     partly = [r for r in results if not r.ok and r.unexplained and r.causes]
     unexplained = [r for r in results if not r.ok and not r.causes]
@@ -1064,8 +1298,14 @@ def write_markdown(
         L.append(
             f"ns-3 / ccsim simulation wall time, per scenario, same run, both on one CPU: "
             f"**minimum {min(ratios):.0f}\u00d7, median {_q(ratios, 0.5):.0f}\u00d7**, maximum "
-            f"{max(ratios):.0f}\u00d7 (ccsim: median of 6 identical runs around ns-3's one). "
-            "Per-scenario values are in the table at the end."
+            f"{max(ratios):.0f}\u00d7 (the default run of each: ccsim's wall time is the "
+            "median of its 6 identical runs"
+            + (
+                ", made right after ns-3's on the same CPU). "
+                if header.get("replicates", 1) > 1
+                else " around ns-3's one). "
+            )
+            + "Per-scenario values are in the table at the end."
         )
         L.append("")
     L.append("## Worst rows")

@@ -166,9 +166,75 @@ def test_report_states_the_fraction_and_links_causes(tmp_path):
 def test_cli_parses_random():
     p = C.build_parser()
     a = p.parse_args(["--random"])
-    assert a.random == 60 and a.seed == 1
-    a = p.parse_args(["--random", "5", "--seed", "9"])
-    assert a.random == 5 and a.seed == 9
+    assert a.random == 60 and a.seed == 1 and a.replicates == D.REPLICATES == 3
+    a = p.parse_args(["--random", "5", "--seed", "9", "--replicates", "1"])
+    assert a.random == 5 and a.seed == 9 and a.replicates == 1
+
+
+def test_pool_means_the_rates_and_sums_the_counts():
+    a = _cc(util=0.90, p50=10.0, p90=20.0, drop=0.01, shares=(0.2, 0.8), wall=2.0)
+    b = _cc(util=0.96, p50=14.0, p90=30.0, drop=0.04, shares=(0.4, 0.6), wall=9.0)
+    b["arrivals"] = 3000
+    b["drops"] = 120
+    b["_extra"] = {"retransmits": 7, "timeouts": 2}
+    m = D.pool([a, b])
+    assert m["utilisation"] == pytest.approx(0.93)
+    assert m["group_share"] == pytest.approx([0.3, 0.7])
+    assert (m["sojourn_p50_ms"], m["sojourn_p90_ms"]) == pytest.approx((12.0, 25.0))
+    # probabilities from the summed counts: (10 + 120) / (1000 + 3000), not the mean
+    assert (m["drops"], m["arrivals"]) == (130, 4000)
+    assert m["drop_probability"] == pytest.approx(130 / 4000)
+    assert m["_extra"]["retransmits"] == 8 and m["_extra"]["timeouts"] == 2
+    assert m["wall_s"] == 2.0  # the default (first) run's, for the speed ratio
+    assert D.pool([a]) is a
+
+
+def test_paired_runs_decide_the_row_and_the_single_runs_are_reported(tmp_path):
+    d = D.draw(1, seed=2)[0]
+    # one unlucky default pair (ns-3 5 pp below), two pairs that agree: the means agree
+    cc_runs = [_cc(util=0.95), _cc(util=0.93), _cc(util=0.97)]
+    ns_runs = [_cc(util=0.90, wall=1.0), _cc(util=0.955), _cc(util=0.985)]
+    r = D.make_result(d, D.pool(cc_runs), D.pool(ns_runs), runs=(cc_runs, ns_runs))
+    assert r.ok and r.single_failed == ["utilisation"]
+    assert [x["utilisation"] for x in r.replicates["ns3"]] == [0.90, 0.955, 0.985]
+    header = {"requested": 1, "replicates": 3}
+    text = D.write_markdown([r], header, tmp_path / "D.md", plots=False)
+    assert "100 % of the random scenarios are within every target" in text
+    assert "mean over 3 paired runs" in text
+    assert "On the default runs alone, one run each: 0 % within every target (0 of 1)" in text
+
+
+def test_two_cpu_runner_pairs_each_default_run_with_its_replicates(monkeypatch, tmp_path):
+    """The runner's bookkeeping, with both simulators stubbed: every scenario's default
+    run (with ccsim's timed runs) comes before its paired runs, a scenario whose default
+    run fails gets no paired runs, one whose paired run fails is not complete, and no
+    new scenario starts after the budget."""
+    drawn = D.draw(4, seed=5)
+    calls: list[tuple[str, str]] = []
+
+    def fake_ns3(sc, quick, exe, work, timeout_s=None, patch_config=None, tag=""):
+        calls.append((sc.name, tag))
+        if sc.name == drawn[1].scenario.name and not tag:
+            raise RuntimeError("ns-3 run stopped after 600 s")
+        if sc.name == drawn[2].scenario.name and tag == ".1":
+            raise RuntimeError("ns-3 run failed (6)")
+        return _cc()
+
+    monkeypatch.setattr(C, "run_ns3", fake_ns3)
+    monkeypatch.setattr(C, "run_ccsim", lambda sc, quick, like=None: ("result", [0.01]))
+    lines: list[str] = []
+    runner = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, 3, [None, None], lines.append, None)
+    runner.run()
+    assert [runner.complete(i) for i in range(4)] == [True, False, False, True]
+    for d in drawn:
+        tags = [t for n, t in calls if n == d.scenario.name]
+        assert tags[0] == ""  # the default run first
+    assert [t for n, t in calls if n == drawn[1].scenario.name] == [""]
+    assert sorted(t for n, t in calls if n == drawn[3].scenario.name) == ["", ".0", ".1"]
+    assert set(runner.errors) == {1, 2}
+    late = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, 2, [None], lines.append, -1.0)
+    late.run()
+    assert late.skipped == {0, 1, 2, 3} and not any(late.complete(i) for i in range(4))
 
 
 def _ns3_installed() -> bool:
