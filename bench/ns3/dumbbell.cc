@@ -368,11 +368,20 @@ class TcpLinuxRenoCnt : public TcpLinuxReno
             g_recoveryExitLinux ? SegmentsToGrowBy(tcb, segmentsAcked) : segmentsAcked);
     }
 
+    // ns-3 asks for ssthresh exactly where Linux runs tcp_init_cwnd_reduction: on
+    // entering CWR (TcpSocketBase::EnterCwr, which sets the state without calling
+    // CongestionStateSet) and fast recovery (EnterRecovery); on a timeout only when not
+    // already in loss, so CA_LOSS clears the counter as tcp_enter_loss does, always.
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        m_cWndCnt = 0;
+        return TcpLinuxReno::GetSsThresh(tcb, bytesInFlight);
+    }
+
     void CongestionStateSet(Ptr<TcpSocketState> tcb,
                             const TcpSocketState::TcpCongState_t newState) override
     {
-        if (newState == TcpSocketState::CA_CWR || newState == TcpSocketState::CA_RECOVERY ||
-            newState == TcpSocketState::CA_LOSS)
+        if (newState == TcpSocketState::CA_LOSS)
         {
             m_cWndCnt = 0;
         }

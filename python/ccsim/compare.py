@@ -1015,9 +1015,15 @@ CAUSES: dict[str, Cause] = {
         "run-to-run. The random scenarios run ns-3 with the counter cleared as Linux "
         "does (`reno_cnt_linux 1`: dumbbell.cc's TcpLinuxRenoCnt keeps its own copy of "
         "the private counter, with TcpLinuxReno's CongestionAvoidance line for line, and "
-        "clears it on entering CWR, recovery or loss; on r1-52's stored draw and two "
+        "clears it where ns-3 asks for ssthresh, which is where Linux runs "
+        "tcp_init_cwnd_reduction: entering CWR (ns-3's EnterCwr sets the state without "
+        "CongestionStateSet) and recovery, and on every timeout; on r1-52's stored draw and two "
         "shifted ones it gives exactly the helper's counterfactual: shares 0.1223, 0.1519, "
-        "0.1001 against 0.1352, 0.1451, 0.1181 uncorrected). ccsim is closer to Linux.",
+        "0.1001 against 0.1352, 0.1451, 0.1181 uncorrected). ns-3's TcpCubic keeps its "
+        "private `m_cWndCnt` across reductions the same way (tcp-cubic.cc: neither "
+        "GetSsThresh nor CubicReset clears it); not corrected, as its counter is used by "
+        "private code (`Update`) that a subclass would have to copy whole. ccsim is "
+        "closer to Linux.",
         "ns-3 differs (corrected in the harness for the random scenarios)",
     ),
     "ns3-bbr-stale-rate-sample": Cause(
