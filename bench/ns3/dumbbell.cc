@@ -89,6 +89,7 @@ struct RunConfig
     int prr64 = 0; // 1: TcpPrrRecovery64; 2: also Linux's DeliveredData (see there)
     int recoveryExitLinux = 0; // 1: Linux's cwnd growth on the ACK ending a reduction
     int renoCntLinux = 0; // 1: TcpLinuxRenoCnt, Reno's growth counter cleared as Linux does
+    int ceQuickAckLinux = 0; // 1: receivers ACK a first CE segment and the next at once
     bool rtoLinux = false; // RttLinux: Linux's RTO (see there)
     uint64_t shaperRateBps = 0;
     uint32_t shaperBurstBytes = 0;
@@ -160,6 +161,8 @@ ReadConfig(const std::string& path)
             s >> c.recoveryExitLinux;
         else if (k == "reno_cnt_linux")
             s >> c.renoCntLinux;
+        else if (k == "ce_quickack_linux")
+            s >> c.ceQuickAckLinux;
         else if (k == "shaper_rate_bps")
             s >> c.shaperRateBps;
         else if (k == "shaper_burst_bytes")
@@ -533,6 +536,104 @@ class TcpPrrRecovery64 : public TcpClassicRecovery
 };
 
 NS_OBJECT_ENSURE_REGISTERED(TcpPrrRecovery64);
+
+// ns-3 3.44's receiver with Linux's quick ACKs on a CE mark (cause `ns3-ce-delayed-ack`).
+// On the first CE segment while no CWR is awaited, Linux `__tcp_ecn_check_ce` calls
+// `tcp_enter_quickack_mode(sk, 2)` ("Better not delay acks, sender can have a very low
+// cwnd", net/ipv4/tcp_input.c), so that segment and the next are ACKed at once, and sets
+// TCP_ECN_DEMAND_CWR, which a segment with CWR clears (`tcp_ecn_accept_cwr`, before the
+// CE check). ns-3's `TcpSocketBase::ReceivedData` only echoes ECE on ACKs its delayed-ACK
+// rule sends anyway. This socket keeps Linux's demand-CWR latch and, for a quick ACK,
+// sets the delayed-ACK counter one short of its maximum, so that TcpSocketBase's own
+// in-sequence path sends the ACK (with ECE) at once. TcpL4Protocol::CreateSocket makes a
+// plain TcpSocketBase, so the receivers' sinks use TcpSocketFactoryCeQuickAck below, which
+// builds this socket as CreateSocket builds its own. Selected with `ce_quickack_linux 1`.
+class TcpSocketCeQuickAck : public TcpSocketBase
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpSocketCeQuickAck")
+                                .SetParent<TcpSocketBase>()
+                                .AddConstructor<TcpSocketCeQuickAck>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+
+    TcpSocketCeQuickAck() = default;
+    TcpSocketCeQuickAck(const TcpSocketCeQuickAck&) = default;
+
+  protected:
+    Ptr<TcpSocketBase> Fork() override
+    {
+        return CopyObject<TcpSocketCeQuickAck>(this);
+    }
+
+    void ReceivedData(Ptr<Packet> p, const TcpHeader& tcpHeader) override
+    {
+        if (tcpHeader.GetFlags() & TcpHeader::CWR)
+        {
+            m_demandCwr = false;
+        }
+        // ForwardUp has set ECN_CE_RCVD and m_ecnCESeq for a valid (new) CE segment
+        bool ce = m_tcb->m_ecnState == TcpSocketState::ECN_CE_RCVD &&
+                  m_ecnCESeq.Get() == tcpHeader.GetSequenceNumber();
+        if (ce && !m_demandCwr)
+        {
+            m_quickAcks = 2;
+            m_demandCwr = true;
+        }
+        if (m_quickAcks > 0 && p->GetSize() > 0)
+        {
+            --m_quickAcks;
+            m_delAckCount = m_delAckMaxCount > 0 ? m_delAckMaxCount - 1 : 0;
+        }
+        TcpSocketBase::ReceivedData(p, tcpHeader);
+    }
+
+  private:
+    bool m_demandCwr{false};
+    uint32_t m_quickAcks{0};
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpSocketCeQuickAck);
+
+class TcpSocketFactoryCeQuickAck : public SocketFactory
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpSocketFactoryCeQuickAck")
+                                .SetParent<SocketFactory>()
+                                .AddConstructor<TcpSocketFactoryCeQuickAck>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+
+    // As TcpL4Protocol::CreateSocket(congestionTypeId, recoveryTypeId), with this socket.
+    Ptr<Socket> CreateSocket() override
+    {
+        Ptr<TcpL4Protocol> tcp = GetObject<TcpL4Protocol>();
+        TypeIdValue rttType;
+        TypeIdValue ccType;
+        TypeIdValue recoveryType;
+        tcp->GetAttribute("RttEstimatorType", rttType);
+        tcp->GetAttribute("SocketType", ccType);
+        tcp->GetAttribute("RecoveryType", recoveryType);
+        ObjectFactory rtt(rttType.Get().GetName());
+        ObjectFactory cc(ccType.Get().GetName());
+        ObjectFactory recovery(recoveryType.Get().GetName());
+        Ptr<TcpSocketCeQuickAck> socket = CreateObject<TcpSocketCeQuickAck>();
+        socket->SetNode(GetObject<Node>());
+        socket->SetTcp(tcp);
+        socket->SetRtt(rtt.Create<RttEstimator>());
+        socket->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+        socket->SetRecoveryAlgorithm(recovery.Create<TcpRecoveryOps>());
+        return socket;
+    }
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpSocketFactoryCeQuickAck);
 
 // Linux's RTO on ns-3's estimator: ns-3 computes RFC 6298's max(MinRto, SRTT + 4 RTTVAR)
 // (TcpSocketBase::NewAck); Linux `tcp_set_rto` gives SRTT + max(4 mdev, rto_min), i.e.
@@ -1068,7 +1169,12 @@ main(int argc, char* argv[])
     std::vector<Ptr<BulkSender>> apps(n);
     for (size_t i = 0; i < n; ++i)
     {
-        PacketSinkHelper sink("ns3::TcpSocketFactory",
+        if (c.ceQuickAckLinux && !receivers.Get(i)->GetObject<TcpSocketFactoryCeQuickAck>())
+        {
+            receivers.Get(i)->AggregateObject(CreateObject<TcpSocketFactoryCeQuickAck>());
+        }
+        PacketSinkHelper sink(c.ceQuickAckLinux ? "ns3::TcpSocketFactoryCeQuickAck"
+                                                : "ns3::TcpSocketFactory",
                               InetSocketAddress(Ipv4Address::GetAny(), port));
         ApplicationContainer sa = sink.Install(receivers.Get(i));
         sa.Start(Seconds(0));

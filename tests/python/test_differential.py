@@ -88,7 +88,9 @@ def test_drawn_scenarios_translate_and_run_in_ccsim():
         assert cfg.count("\nflow ") == sc.n_flows()
         assert cfg.count("\nudp ") == len(sc.udp)
         assert "default ns3::CoDelQueueDisc::MinBytes 1501" in cfg
-        assert "prr64 2\nrto_linux 1\nrecovery_exit_linux 1\nreno_cnt_linux 1\n" in cfg
+        corrections = ["prr64 2", "rto_linux 1", "recovery_exit_linux 1", "reno_cnt_linux 1"]
+        corrections.append("ce_quickack_linux 1")
+        assert "\n".join(corrections) + "\n" in cfg
         if sc.queue.kind == "droptail":
             limit = int(sc.queue.limit[:-1])
             assert f"qattr MaxSize {limit - 1}p" in cfg
