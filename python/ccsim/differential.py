@@ -832,25 +832,36 @@ class _Ns3Runs:
         self.timed: dict[int, tuple[Any, list[float]]] = {}
         self.errors: dict[int, str] = {}
         self.skipped: set[int] = set()
+        self.stopped = False
         for i in range(len(drawn)):
             self.jobs.put(((i, 1), -1))  # default runs, in scenario order
         self.start = time.monotonic()
         self.threads = [threading.Thread(target=self._worker, args=(c,)) for c in cpus]
 
     def run(self) -> None:
-        for t in self.threads:
-            t.start()
-        for t in self.threads:
-            t.join()
+        """Run every job; an interrupt (Ctrl-C) stops the workers from starting more
+        (the running ns-3 programs share the terminal's process group and get it too)."""
+        try:
+            for t in self.threads:
+                t.daemon = True
+                t.start()
+            for t in self.threads:
+                while t.is_alive():
+                    t.join(0.1)  # the signal may wake another thread: poll
+        except BaseException:
+            with self.cond:
+                self.stopped = True
+                self.cond.notify_all()
+            raise
 
     def _worker(self, cpu: int | None) -> None:
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})  # this thread (Linux: pid 0 is the caller)
         while True:
             with self.cond:
-                while self.jobs.empty() and self.outstanding > 0:
+                while self.jobs.empty() and self.outstanding > 0 and not self.stopped:
                     self.cond.wait()
-                if self.outstanding == 0:
+                if self.outstanding == 0 or self.stopped:
                     self.cond.notify_all()
                     return
                 (i, _), k = self.jobs.get()

@@ -385,3 +385,29 @@ def test_ns3_perturbation_shifts_starts_as_ccsims_and_its_spread_counts():
     r.probes = {"perturbed_ns3": {"runs": 6, "within": ["sojourn p50"]}}
     assert "run-to-run" in D.classify(sc, r)
     assert "sojourn p50" not in D.uncovered(sc, r)
+
+
+def test_two_cpu_runner_stops_starting_runs_on_an_interrupt(monkeypatch, tmp_path):
+    import os
+    import signal
+    import time
+
+    drawn = D.draw(3, seed=5)
+    calls: list[str] = []
+
+    def fake_ns3(sc, quick, exe, work, timeout_s=None, patch_config=None, tag=""):
+        calls.append(sc.name + tag)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the first run goes on
+        time.sleep(0.5)  # main polls its workers every 0.1 s
+        return _cc()
+
+    monkeypatch.setattr(C, "run_ns3", fake_ns3)
+    monkeypatch.setattr(C, "run_ccsim", lambda sc, quick, like=None: ("result", [0.01]))
+    runner = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, 2, [None], lambda _: None, None)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run()
+    for t in runner.threads:
+        t.join(5)
+    assert not any(t.is_alive() for t in runner.threads)
+    assert calls == [drawn[0].scenario.name]  # no run started after the interrupt
