@@ -571,6 +571,14 @@ class TcpSocketCeQuickAck : public TcpSocketBase
 
     void ReceivedData(Ptr<Packet> p, const TcpHeader& tcpHeader) override
     {
+        // DCTCP's receiver state machine owns the ECE (Linux dctcp_ece_ack_update sets
+        // TCP_ECN_DEMAND_CWR itself on CA_EVENT_ECN_IS_CE, before the quick-ACK test,
+        // so a DCTCP socket never enters quick-ACK mode here); ns-3's TcpDctcp does that.
+        if (DynamicCast<TcpDctcp>(m_congestionControl))
+        {
+            TcpSocketBase::ReceivedData(p, tcpHeader);
+            return;
+        }
         if (tcpHeader.GetFlags() & TcpHeader::CWR)
         {
             m_demandCwr = false;

@@ -998,9 +998,11 @@ CAUSES: dict[str, Cause] = {
         "38.24 ms without. The random scenarios run ns-3 with Linux's quick ACKs "
         "(`ce_quickack_linux 1`: the sinks' sockets are dumbbell.cc's TcpSocketCeQuickAck, "
         "which keeps Linux's demand-CWR latch and lets TcpSocketBase's own path ACK the "
-        "first CE segment and the next at once); measured on r1-21's default draw, ns-3 "
-        "then gives 65.0 / 27.3 / 7.7 % against 65.5 / 27.5 / 7.0 % with its own rule "
-        "(ccsim 64.9 / 27.3 / 7.7 %). ccsim is closer to Linux.",
+        "first CE segment and the next at once; not for DCTCP, whose receiver sets the "
+        "latch itself before Linux's quick-ACK test, as ccsim's does); measured on "
+        "r1-21's default draw, ns-3 then gives 65.0 / 27.3 / 7.7 % against "
+        "65.5 / 27.5 / 7.0 % with its own rule (ccsim 64.9 / 27.3 / 7.7 %). ccsim is "
+        "closer to Linux.",
         "ns-3 differs (corrected in the harness for the random scenarios)",
     ),
     "ns3-reno-cwnd-cnt": Cause(
