@@ -348,7 +348,7 @@ LINUX_RECOVERY_EXIT(TcpDctcpLinuxExit, TcpDctcp);
 // keeps its own counter; CongestionAvoidance is TcpLinuxReno's, line for line, with
 // m_suppressIncreaseIfCwndLimited at its default (true: this program never calls
 // SetSuppressIncreaseIfCwndLimited, and 3.44 has no attribute for it). With
-// `recovery_exit_linux 1` it also has Linux's recovery exit, as TcpLinuxRenoLinuxExit.
+// `recovery_exit_linux 1` it runs as TcpLinuxRenoCntLinuxExit (LINUX_RECOVERY_EXIT).
 // Selected with `reno_cnt_linux 1`.
 bool g_renoCntLinux = false;
 
@@ -362,13 +362,6 @@ class TcpLinuxRenoCnt : public TcpLinuxReno
                                 .AddConstructor<TcpLinuxRenoCnt>()
                                 .SetGroupName("Internet");
         return tid;
-    }
-
-    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
-    {
-        TcpLinuxReno::IncreaseWindow(
-            tcb,
-            g_recoveryExitLinux ? SegmentsToGrowBy(tcb, segmentsAcked) : segmentsAcked);
     }
 
     // ns-3 asks for ssthresh exactly where Linux runs tcp_init_cwnd_reduction: on
@@ -427,23 +420,23 @@ class TcpLinuxRenoCnt : public TcpLinuxReno
 };
 
 NS_OBJECT_ENSURE_REGISTERED(TcpLinuxRenoCnt);
+LINUX_RECOVERY_EXIT(TcpLinuxRenoCntLinuxExit, TcpLinuxRenoCnt);
 
+// The congestion control to run for ns-3's `name`, with the corrections asked for: the
+// Reno counter's (TcpLinuxRenoCnt), then Linux's recovery exit (the `...LinuxExit`
+// subclass that LINUX_RECOVERY_EXIT made of it).
 std::string
 CongestionType(const std::string& name)
 {
-    if (g_renoCntLinux && name == "ns3::TcpLinuxReno")
-        return "ns3::TcpLinuxRenoCnt";
-    if (!g_recoveryExitLinux)
+    std::string base =
+        g_renoCntLinux && name == "ns3::TcpLinuxReno" ? "ns3::TcpLinuxRenoCnt" : name;
+    if (g_recoveryExitLinux &&
+        (base == "ns3::TcpLinuxReno" || base == "ns3::TcpLinuxRenoCnt" ||
+         base == "ns3::TcpCubic" || base == "ns3::TcpDctcp"))
     {
-        return name;
+        return base + "LinuxExit";
     }
-    if (name == "ns3::TcpLinuxReno")
-        return "ns3::TcpLinuxRenoLinuxExit";
-    if (name == "ns3::TcpCubic")
-        return "ns3::TcpCubicLinuxExit";
-    if (name == "ns3::TcpDctcp")
-        return "ns3::TcpDctcpLinuxExit";
-    return name;
+    return base;
 }
 
 // ns-3 3.44's TcpPrrRecovery with its 32-bit overflow fixed (ns-3 issue #1282, fixed

@@ -445,11 +445,9 @@ def pool(runs: Sequence[dict]) -> dict:
     return out
 
 
-def _failed(sc: Scenario, cc: dict, ns: dict) -> list[str]:
-    _, names = C._group_info(sc)
-    return sorted(
-        {_target_metric(c.metric) for c in C.compare_metrics(cc, ns, names) if c.ok is False}
-    )
+def _failed(checks: Sequence[C.Check]) -> list[str]:
+    """The target metrics outside their targets in ``checks`` (compare_metrics)."""
+    return sorted({_target_metric(c.metric) for c in checks if c.ok is False})
 
 
 def make_result(
@@ -463,7 +461,7 @@ def make_result(
     runs behind them, the default first."""
     _, names = C._group_info(d.scenario)
     checks = C.compare_metrics(cc, ns, names)
-    failed = sorted({_target_metric(c.metric) for c in checks if c.ok is False})
+    failed = _failed(checks)
     r = Result(
         name=d.scenario.name,
         title=d.scenario.title,
@@ -481,7 +479,7 @@ def make_result(
     if runs is not None:
         sides = zip(("ccsim", "ns3"), runs, strict=True)
         r.replicates = {side: [_headline(m) for m in rs] for side, rs in sides}
-        r.single_failed = _failed(d.scenario, runs[0][0], runs[1][0])
+        r.single_failed = _failed(C.compare_metrics(runs[0][0], runs[1][0], names))
     else:
         r.single_failed = list(failed)
     r.causes = classify(d.scenario, r)
