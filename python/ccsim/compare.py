@@ -1800,6 +1800,17 @@ def _run(
     return rows
 
 
+def _at_least_one(text: str) -> int:
+    """argparse type: a whole number of at least 1 (a count of scenarios or runs)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     p = parser or argparse.ArgumentParser(
         prog="compare", description="Run the ccsim vs ns-3 validation matrix."
@@ -1816,7 +1827,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     )
     p.add_argument(
         "--random",
-        type=int,
+        type=_at_least_one,
         nargs="?",
         const=60,
         metavar="N",
@@ -1826,7 +1837,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument("--seed", type=int, default=1, help="seed of the random draw (default 1)")
     p.add_argument(
         "--replicates",
-        type=int,
+        type=_at_least_one,
         default=3,
         metavar="R",
         help="with --random: compare each side's mean over R paired runs (the default run "

@@ -13,6 +13,7 @@ import pytest
 import ccsim
 from ccsim import compare as C
 from ccsim import differential as D
+from helpers import run_cli
 
 
 def test_draw_is_deterministic_and_prefix_stable():
@@ -171,6 +172,30 @@ def test_cli_parses_random():
     assert a.random == 60 and a.seed == 1 and a.replicates == D.REPLICATES == 3
     a = p.parse_args(["--random", "5", "--seed", "9", "--replicates", "1"])
     assert a.random == 5 and a.seed == 9 and a.replicates == 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--replicates", "0"], "argument --replicates: must be at least 1, got 0"),
+        (["--replicates", "x"], "argument --replicates: expected a whole number, got 'x'"),
+    ],
+)
+def test_cli_rejects_nonsense_counts(args, message, tmp_path):
+    """argparse's usage and one error line naming the option, exit status 2, nothing
+    written (checked before any build or run)."""
+    out = tmp_path / "D.md"
+    result = run_cli("compare", "ns3", "--random", "5", *args, "-o", out)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines()[-1].endswith(message)
+    assert not out.exists()
+    result = run_cli("compare", "ns3", "--random", "0", "-o", out)
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .endswith("argument --random: must be at least 1, got 0")
+    )
 
 
 def test_pool_means_the_rates_and_sums_the_counts():
