@@ -91,6 +91,8 @@ struct RunConfig
     int renoCntLinux = 0; // 1: TcpLinuxRenoCnt, Reno's growth counter cleared as Linux does
     int ceQuickAckLinux = 0; // 1: receivers ACK a first CE segment and the next at once
     bool rtoLinux = false; // RttLinux: Linux's RTO (see there)
+    int devicePull = 0; // 1: the device takes a packet only when the wire frees (see there)
+    uint32_t fqTotalMinBytes = 0; // >0: FQ-CoDel tests the qdisc's backlog (see there)
     uint64_t shaperRateBps = 0;
     uint32_t shaperBurstBytes = 0;
     std::vector<FlowCfg> flows;
@@ -163,6 +165,10 @@ ReadConfig(const std::string& path)
             s >> c.renoCntLinux;
         else if (k == "ce_quickack_linux")
             s >> c.ceQuickAckLinux;
+        else if (k == "device_pull")
+            s >> c.devicePull;
+        else if (k == "fqcodel_total_min_bytes")
+            s >> c.fqTotalMinBytes;
         else if (k == "shaper_rate_bps")
             s >> c.shaperRateBps;
         else if (k == "shaper_burst_bytes")
@@ -930,6 +936,136 @@ OnRetransmission(size_t i,
                   << h.GetSequenceNumber().GetValue() / 1448 << "\n";
 }
 
+// The bottleneck device pulls (`device_pull 1`; cause `ns3-device-slot`): it takes the
+// next packet from the queue disc only when the wire frees, as ccsim's link does.
+// ns-3's own device queue (1 packet, its minimum) holds one packet more: when the device
+// is idle PointToPointNetDevice::Send enqueues and at once dequeues the packet, and
+// NetDeviceQueue::PacketDequeued then wakes the queue disc (ScheduleNow) because the
+// queue has room, so the queue disc hands over one more packet, which waits in the
+// device queue for a whole transmission time (src/network/utils/
+// net-device-queue-interface.h; point-to-point-net-device.cc). Here the device queue's
+// wake callback is ours: while the wire is busy it stops the queue again instead of
+// running the queue disc, and when the wire frees (PhyTxEnd) the queue disc is woken;
+// ScheduleNow, since TransmitComplete clears m_currentPkt after its PhyTxEnd trace.
+Ptr<NetDeviceQueue> g_pullTxq;
+Ptr<QueueDisc> g_pullRoot;
+bool g_wireBusy = false;
+uint64_t g_pullWakes = 0;   // queue-disc runs our callback started (wire idle)
+uint64_t g_pullHeld = 0;    // wakes it refused while the wire was busy
+
+void
+PullWakeCallback()
+{
+    if (g_wireBusy)
+    {
+        ++g_pullHeld;
+        g_pullTxq->Stop();
+        return;
+    }
+    ++g_pullWakes;
+    g_pullRoot->Run();
+}
+
+void
+PullInstall()
+{
+    // At t = 0, after TrafficControlLayer::ScanDevices (run by the router's
+    // Node::Initialize, scheduled when the node was made) set QueueDisc::Run as the
+    // callback, and before any application starts.
+    g_pullTxq->SetWakeCallback(MakeCallback(&PullWakeCallback));
+}
+
+void
+PullTxBegin(Ptr<const Packet>)
+{
+    g_wireBusy = true;
+}
+
+void
+PullWake()
+{
+    g_pullTxq->Wake();
+}
+
+void
+PullTxEnd(Ptr<const Packet>)
+{
+    g_wireBusy = false;
+    Simulator::ScheduleNow(&PullWake);
+}
+
+// FQ-CoDel's minimum-backlog test on the whole qdisc (`fqcodel_total_min_bytes B`; cause
+// `ns3-fqcodel-flow-backlog`). ns-3's FqCoDelQueueDisc runs one CoDelQueueDisc per flow,
+// whose OkToDrop stays out of the dropping state while its own queue's bytes after the
+// dequeue are `< MinBytes` (codel-queue-disc.cc); Linux's fq_codel_dequeue passes the
+// qdisc's backlog, `&sch->qstats.backlog`, to codel_dequeue, whose codel_should_drop
+// tests `*backlog <= mtu` (net/sched/sch_fq_codel.c, include/net/codel_impl.h). The other
+// flows' bytes do not change while one flow queue dequeues (and drops), so each time a
+// flow queue gives up its head packet, just before OkToDrop reads it, that flow's
+// MinBytes is set to B - (bytes queued in the other flows), floored at 0: then "own
+// bytes < MinBytes" is "qdisc bytes < B", Linux's test with B = mtu + 1.
+// One exception: ns-3's CoDel cannot drop a flow queue's last packet. After a drop its
+// DoDequeue takes the next packet and, at `end:`, reads that packet's timestamp without a
+// null check (codel-queue-disc.cc), which ns-3's own test never reaches (it never drops
+// with fewer than MinBytes behind); Linux's codel_dequeue returns NULL there and
+// fq_codel_dequeue moves on to the next flow. So a packet that would be dropped (not an
+// ECT packet under ECN, which is marked and never reaches that path) keeps MinBytes at
+// least 1: the flow's last packet is not dropped, where Linux may drop it.
+struct FqTotalBacklog
+{
+    Ptr<QueueDisc> fq;
+    bool ecn = false; // the FQ-CoDel marks ECT packets
+    uint32_t minBytes = 0;
+    std::vector<Ptr<QueueDisc>> flows;
+    std::vector<Ptr<QueueDisc::InternalQueue>> queues;
+    std::vector<uint32_t> set; // each flow's MinBytes as last set
+    uint64_t updates = 0;
+};
+
+FqTotalBacklog g_fqTotal;
+
+void
+FqFlowHeadDequeued(size_t i, Ptr<const QueueDiscItem> item)
+{
+    uint64_t others = 0;
+    for (size_t j = 0; j < g_fqTotal.queues.size(); ++j)
+    {
+        if (j != i)
+            others += g_fqTotal.queues[j]->GetNBytes();
+    }
+    Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    bool markable = g_fqTotal.ecn && ip && ip->GetHeader().GetEcn() != Ipv4Header::ECN_NotECT;
+    uint32_t floor = markable ? 0 : 1;
+    uint32_t mb = others >= g_fqTotal.minBytes ? 0 : g_fqTotal.minBytes - others;
+    mb = std::max(mb, floor);
+    if (mb != g_fqTotal.set[i])
+    {
+        g_fqTotal.flows[i]->SetAttribute("MinBytes", UintegerValue(mb));
+        g_fqTotal.set[i] = mb;
+        ++g_fqTotal.updates;
+    }
+}
+
+// FQ-CoDel adds a flow's class before it enqueues the flow's first packet, whose
+// Enqueue trace reaches the parent (QueueDisc::AddQueueDiscClass): watch new flows there.
+void
+FqEnqueued(Ptr<const QueueDiscItem>)
+{
+    while (g_fqTotal.flows.size() < g_fqTotal.fq->GetNQueueDiscClasses())
+    {
+        size_t i = g_fqTotal.flows.size();
+        Ptr<QueueDisc> qd = g_fqTotal.fq->GetQueueDiscClass(i)->GetQueueDisc();
+        NS_ABORT_MSG_IF(!DynamicCast<CoDelQueueDisc>(qd), "FQ-CoDel flow is not a CoDel");
+        Ptr<QueueDisc::InternalQueue> q = qd->GetInternalQueue(0);
+        q->TraceConnectWithoutContext("Dequeue", MakeBoundCallback(&FqFlowHeadDequeued, i));
+        UintegerValue mb;
+        qd->GetAttribute("MinBytes", mb);
+        g_fqTotal.flows.push_back(qd);
+        g_fqTotal.queues.push_back(q);
+        g_fqTotal.set.push_back(static_cast<uint32_t>(mb.Get()));
+    }
+}
+
 DataRate
 WireRate(const RunConfig& c, uint64_t bps)
 {
@@ -1229,6 +1365,25 @@ main(int argc, char* argv[])
         g_qdisc->TraceConnectWithoutContext("Mark", MakeCallback(&OnQdiscMark));
     }
     bfwd->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPhyTxBegin));
+    if (c.devicePull)
+    {
+        g_pullTxq = bfwd->GetObject<NetDeviceQueueInterface>()->GetTxQueue(0);
+        g_pullRoot = g_qdisc;
+        bfwd->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&PullTxBegin));
+        bfwd->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&PullTxEnd));
+        Simulator::Schedule(Seconds(0), &PullInstall);
+    }
+    if (c.fqTotalMinBytes)
+    {
+        NS_ABORT_MSG_IF(!DynamicCast<FqCoDelQueueDisc>(aqm),
+                        "fqcodel_total_min_bytes needs an FQ-CoDel");
+        g_fqTotal.fq = aqm;
+        g_fqTotal.minBytes = c.fqTotalMinBytes;
+        BooleanValue ecn;
+        aqm->GetAttribute("UseEcn", ecn);
+        g_fqTotal.ecn = ecn.Get();
+        aqm->TraceConnectWithoutContext("Enqueue", MakeCallback(&FqEnqueued));
+    }
     g_sojourn.reserve(1 << 16);
     Simulator::Schedule(NanoSeconds(c.measureStartNs), &WindowStart);
     Simulator::Schedule(NanoSeconds(c.measureEndNs), &WindowEnd);
@@ -1302,6 +1457,9 @@ main(int argc, char* argv[])
        << ", \"device_queue_drops\": " << devq->GetTotalDroppedPackets()
        << ", \"access_device_drops\": " << accessDevDrops
        << ", \"sojourn_mismatch\": " << g_sojournMismatch
+       << ", \"device_pull_wakes\": " << g_pullWakes
+       << ", \"device_pull_held\": " << g_pullHeld
+       << ", \"fqcodel_total_updates\": " << g_fqTotal.updates
        << ", \"bottleneck_data_rate_bps\": " << WireRate(c, c.rateBps).GetBitRate()
        << "},\n";
     js << "  \"flows\": [\n";

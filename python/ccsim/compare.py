@@ -67,11 +67,6 @@ class Queue:
     # fq_codel: ccsim's hash seed, chosen so that no two flows share a bucket (ns-3 uses
     # its set-associative hash, which gives every flow its own queue too).
     hash_seed: int = 0
-    # ns-3's bottleneck device queue holds one packet more than ccsim's link (one waits
-    # there while another is on the wire): with this set, the ns-3 DropTail limit and RED
-    # step threshold are one packet lower, so both count the same packets (cause
-    # `ns3-device-slot`). The random scenarios set it; the matrix predates it.
-    ns3_device_slot: bool = False
     # A token-bucket shaper in front of the discipline (0: none): sustained rate and
     # bucket depth; the link rate is the peak rate.
     shaper_mbps: float = 0.0
@@ -122,6 +117,14 @@ class Scenario:
     # tcp_enter_quickack_mode(sk, 2) (dumbbell.cc's TcpSocketCeQuickAck; cause
     # `ns3-ce-delayed-ack`).
     ns3_linux_ce_quickack: bool = False
+    # The bottleneck device takes a packet from the queue disc only when the wire frees, as
+    # ccsim's link (dumbbell.cc's device_pull; cause `ns3-device-slot`): ns-3's device
+    # queue otherwise holds one packet more, waiting while another is on the wire.
+    ns3_device_pull: bool = False
+    # FQ-CoDel's minimum-backlog test on the whole qdisc's bytes, as Linux's fq_codel
+    # (dumbbell.cc's fqcodel_total_min_bytes; cause `ns3-fqcodel-flow-backlog`), instead of
+    # each flow queue's own: with ECN only (see ns3_fqcodel_total).
+    ns3_linux_fqcodel_backlog: bool = False
 
     def n_flows(self) -> int:
         return sum(g.count for g in self.flows)
@@ -417,12 +420,8 @@ NS3_CC = {
 
 def ns3_queue_attrs(q: Queue) -> tuple[str, list[tuple[str, str]]]:
     """The ns-3 queue disc and the attributes that make it behave as ccsim's."""
-    slot = 1 if q.ns3_device_slot else 0
     if q.kind == "droptail":
-        limit = q.limit
-        if slot and limit.endswith("p"):
-            limit = f"{int(limit[:-1]) - slot}p"
-        return "ns3::FifoQueueDisc", [("MaxSize", limit)]
+        return "ns3::FifoQueueDisc", [("MaxSize", q.limit)]
     if q.kind == "pie":
         return "ns3::PieQueueDisc", [
             ("MaxSize", q.limit),  # ns-3 default 25p; Linux/ccsim 1000p
@@ -459,7 +458,7 @@ def ns3_queue_attrs(q: Queue) -> tuple[str, list[tuple[str, str]]]:
             # Quantum: ns-3 takes the device MTU (1500), as ccsim its MTU; no attribute.
         ]
     if q.kind == "red_step":
-        k = str(q.threshold_p - slot)
+        k = str(q.threshold_p)
         return "ns3::RedQueueDisc", [
             ("MaxSize", q.limit),
             ("MinTh", k),
@@ -472,6 +471,14 @@ def ns3_queue_attrs(q: Queue) -> tuple[str, list[tuple[str, str]]]:
             ("MeanPktSize", str(WIRE_PACKET_BYTES)),
         ]
     raise ValueError(q.kind)  # pragma: no cover
+
+
+def ns3_fqcodel_total(sc: Scenario) -> bool:
+    """ns-3's FQ-CoDel gets Linux's qdisc-wide backlog test (`ns3-fqcodel-flow-backlog`
+    corrected): asked for, and with ECN, since ns-3's CoDel cannot drop a flow queue's
+    last packet, which Linux's test allows (dumbbell.cc's FqTotalBacklog; with ECN the
+    flows' packets are marked, not dropped)."""
+    return sc.ns3_linux_fqcodel_backlog and sc.queue.kind == "fq_codel" and sc.queue.ecn
 
 
 def ns3_config(sc: Scenario, quick: bool, out_json: Path, out_sojourn: Path) -> str:
@@ -507,6 +514,8 @@ def ns3_config(sc: Scenario, quick: bool, out_json: Path, out_sojourn: Path) -> 
         f"recovery_exit_linux {int(sc.ns3_linux_recovery_exit)}",
         f"reno_cnt_linux {int(sc.ns3_linux_reno_cnt)}",
         f"ce_quickack_linux {int(sc.ns3_linux_ce_quickack)}",
+        f"device_pull {int(sc.ns3_device_pull)}",
+        *([f"fqcodel_total_min_bytes {CODEL_MIN_BYTES}"] if ns3_fqcodel_total(sc) else []),
         "conn_timeout_ns 1000000000",  # Linux's initial RTO (ns-3 default 3 s)
         f"buf_bytes {buf}",
         "ample_queue_packets 100000",
@@ -1838,10 +1847,11 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     p.add_argument(
         "--replicates",
         type=_at_least_one,
-        default=3,
+        default=None,
         metavar="R",
         help="with --random: compare each side's mean over R paired runs (the default run "
-        "and R-1 with the flows' starts and RTTs shifted alike in both; default 3)",
+        "and R-1 with the flows' starts and RTTs shifted alike in both; default: 3 to 10, "
+        "as many as fit in 900 k bottleneck packets)",
     )
     p.add_argument(
         "--budget-min",
@@ -1865,7 +1875,7 @@ def run_args(args: argparse.Namespace, command: str) -> list[Row]:
             output=Path(args.output) if args.output else None,
             work=Path(args.work) if args.work else None,
             command=f"{command} --random {args.random} --seed {args.seed}"
-            + (f" --replicates {args.replicates}" if args.replicates != 3 else ""),
+            + (f" --replicates {args.replicates}" if args.replicates is not None else ""),
             cpu=args.cpu,
             budget_s=args.budget_min * 60 if args.budget_min else None,
             only=args.only,

@@ -68,8 +68,14 @@ NS3_TIMEOUT_S = 600.0
 # perturbed runs k = 0 .. REPLICATES - 2 (``_shifts``: every flow's start moved by
 # U[0, 100 ms] and its RTT by U[0, 0.5 ms], the same draws in both simulators). One run
 # of each is one sample path of a chaotic system: on r1-52 the 34 ms flow's share spans
-# 0.10-0.21 in either simulator across such draws, against a 5 % target.
+# 0.10-0.21 in either simulator across such draws, against a 5 % target. Unless a
+# count is asked for (``--replicates``), a scenario gets as many paired runs as fit in
+# REPLICATE_PACKETS bottleneck packets, between REPLICATES and MAX_REPLICATES: cheap
+# (low-rate) scenarios, whose few flows make the most chaotic shares and the fewest
+# drops and marks, get the most runs; the 300 k-packet ones keep 3.
 REPLICATES = 3
+MAX_REPLICATES = 10
+REPLICATE_PACKETS = 900_000
 
 
 def _log_uniform(u: float, lo: float, hi: float) -> float:
@@ -81,6 +87,16 @@ def _sig(x: float, digits: int = 2) -> float:
     if x == 0:
         return 0.0
     return round(x, digits - 1 - math.floor(math.log10(abs(x))))
+
+
+def replicates_for(sc: Scenario, fixed: int | None = None) -> int:
+    """Paired runs per side for ``sc``: ``fixed`` if given, else as many as fit in
+    ``REPLICATE_PACKETS`` bottleneck packets, between REPLICATES and MAX_REPLICATES."""
+    if fixed is not None:
+        return fixed
+    pps = (sc.queue.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / C.WIRE_PACKET_BYTES
+    fit = int(REPLICATE_PACKETS // max(1.0, pps * sc.duration_s))
+    return max(REPLICATES, min(MAX_REPLICATES, fit))
 
 
 def duration_for(pkts_per_s: float) -> float:
@@ -169,9 +185,7 @@ def draw_one(rng: random.Random, name: str, seed: int) -> Drawn:
     f = DROPTAIL_BDP[0] + u() * (DROPTAIL_BDP[1] - DROPTAIL_BDP[0])
     kfrac = 0.1 + 0.4 * u()
     if aqm == "droptail":
-        q = Queue(
-            "droptail", f"{max(MIN_QUEUE_PACKETS, round(f * bdp_pkts))}p", ns3_device_slot=True
-        )
+        q = Queue("droptail", f"{max(MIN_QUEUE_PACKETS, round(f * bdp_pkts))}p")
         aqm_label = f"DropTail {f:.2f} BDP ({q.limit})"
     elif aqm == "pie":
         q = Queue("pie", "1000p", ecn=ecn)
@@ -181,9 +195,7 @@ def draw_one(rng: random.Random, name: str, seed: int) -> Drawn:
         aqm_label = "CoDel"
     elif aqm == "red_step":
         kp = int(max(5, min(5000, round(kfrac * bdp_pkts))))
-        q = Queue(
-            "red_step", f"{max(1000, 2 * kp)}p", ecn=ecn, threshold_p=kp, ns3_device_slot=True
-        )
+        q = Queue("red_step", f"{max(1000, 2 * kp)}p", ecn=ecn, threshold_p=kp)
         aqm_label = f"RED step K={kp}p"
     else:
         n_all = n + len(udp)
@@ -207,7 +219,6 @@ def draw_one(rng: random.Random, name: str, seed: int) -> Drawn:
             shaper_mbps=shaper_mbps,
             shaper_burst_bytes=burst,
             hash_seed=q.hash_seed,
-            ns3_device_slot=q.ns3_device_slot,
         )
     pps = eff * 1e6 / 8 / C.WIRE_PACKET_BYTES
     duration = duration_for(pps)
@@ -238,6 +249,8 @@ def draw_one(rng: random.Random, name: str, seed: int) -> Drawn:
         ns3_linux_recovery_exit=True,
         ns3_linux_reno_cnt=True,
         ns3_linux_ce_quickack=True,
+        ns3_device_pull=True,
+        ns3_linux_fqcodel_backlog=True,
     )
     cc_label = "+".join(sorted({g.cc for g in groups}))
     params = {
@@ -565,6 +578,8 @@ def _rule_run_to_run(sc: Scenario, r: Result) -> frozenset[str]:
 
 
 def _rule_device_slot(sc: Scenario, r: Result) -> frozenset[str]:
+    if sc.ns3_device_pull:  # corrected in the harness
+        return NONE
     rate = sc.queue.shaper_mbps or sc.rate_mbps
     if sc.queue.kind in ("pie", "codel", "fq_codel") and rate <= 5:
         return DELAY_SIGNALS
@@ -615,7 +630,8 @@ def _fq_codel_flow_backlog(s: dict) -> None:
 COUNTERFACTUALS: list[tuple[str, Callable[[Scenario], bool], Callable[[dict], None]]] = [
     (
         "ns3-fqcodel-flow-backlog",
-        lambda sc: sc.queue.kind == "fq_codel",
+        # not where the harness gives ns-3 Linux's test (with ECN: C.ns3_fqcodel_total)
+        lambda sc: sc.queue.kind == "fq_codel" and not C.ns3_fqcodel_total(sc),
         _fq_codel_flow_backlog,
     ),
 ]
@@ -710,7 +726,7 @@ def probe_ns3(
             )
         )
     return {
-        "runs": PERTURBED_NS3_RUNS,
+        "runs": len(runs) - 1,
         "within": [m for m in r.failed if _within_spread(m, runs, cc)],
     }
 
@@ -757,7 +773,7 @@ def probe(
     runs = list(cc_runs or [cc])
     runs += [_ccsim_run(sc, None, k) for k in range(len(runs) - 1, PERTURBED_RUNS)]
     out["perturbed"] = {
-        "runs": PERTURBED_RUNS,
+        "runs": len(runs) - 1,
         "within": [m for m in r.failed if _within_spread(m, runs, ns)],
     }
     return out
@@ -806,7 +822,7 @@ class _Ns3Runs:
     pinned to its CPU (the ns-3 programs it starts inherit the affinity). A scenario's
     default run comes first, with ccsim's timed runs right after it on the same CPU, so
     its speed ratio compares the two simulators on one core (the cores' speeds differ,
-    see ``compare.pinned_cpu``); once it has succeeded its ``replicates - 1`` perturbed
+    see ``compare.pinned_cpu``); once it has succeeded its ``reps[i] - 1`` perturbed
     runs are queued ahead of later scenarios' default runs. No new scenario starts after
     ``budget_s``; a scenario whose runs did not all finish is reported as not run."""
 
@@ -815,12 +831,12 @@ class _Ns3Runs:
         drawn: Sequence[Drawn],
         exe: Path,
         work: Path,
-        replicates: int,
+        reps: Sequence[int],
         cpus: Sequence[int | None],
         log: Callable[[str], None],
         budget_s: float | None,
     ) -> None:
-        self.drawn, self.exe, self.work, self.replicates = drawn, exe, work, replicates
+        self.drawn, self.exe, self.work, self.reps = drawn, exe, work, list(reps)
         self.log, self.budget_s = log, budget_s
         self.jobs: queue.PriorityQueue = queue.PriorityQueue()
         self.cond = threading.Condition()
@@ -907,17 +923,17 @@ class _Ns3Runs:
         self.done += 1
         if timed is not None:
             self.timed[i] = timed
-            for j in range(self.replicates - 1):
+            for j in range(self.reps[i] - 1):
                 self.jobs.put(((i, 0), j))
                 self.outstanding += 1
-        total = len(self.drawn) * self.replicates
+        total = sum(self.reps)
         self.log(
             f"[ns-3 {self.done}/{total}] {sc.name} {what}: {wall:.1f} s "
             f"({(time.monotonic() - self.start) / 60:.1f} min)"
         )
 
     def complete(self, i: int) -> bool:
-        return i in self.timed and len(self.ns3[i]) == self.replicates and i not in self.errors
+        return i in self.timed and len(self.ns3[i]) == self.reps[i] and i not in self.errors
 
 
 def run(
@@ -930,13 +946,14 @@ def run(
     cpu: int | None = None,
     budget_s: float | None = None,
     only: str | None = None,
-    replicates: int = REPLICATES,
+    replicates: int | None = None,
 ) -> list[Result]:
-    """Draw ``n`` scenarios, run each ``replicates`` times (paired) in both simulators,
+    """Draw ``n`` scenarios, run each ``replicates`` times (paired) in both simulators
+    (None: ``replicates_for`` each scenario),
     compare the pooled metrics, probe the rows outside the targets and write the report.
     ns-3 runs on every allowed CPU at once, one program per CPU (``cpu``: only on that
     one)."""
-    if replicates < 1:
+    if replicates is not None and replicates < 1:
         raise ValueError(f"--replicates: must be at least 1, got {replicates}")
     source = C.find_source()
     bench_dir = source.parent.parent
@@ -964,9 +981,11 @@ def run(
         log(f"compiled {source.name} against ns-3 {build.version} in {time.monotonic() - t0:.0f} s")
         load0 = os.getloadavg()
         start = time.monotonic()
-        phase1 = _Ns3Runs(drawn, exe, work, replicates, cpus, log, budget_s)
+        reps = [replicates_for(d.scenario, replicates) for d in drawn]
+        phase1 = _Ns3Runs(drawn, exe, work, reps, cpus, log, budget_s)
         log(
-            f"{len(drawn)} scenarios x {replicates} paired runs in ns-3 on CPU "
+            f"{len(drawn)} scenarios, {sum(reps)} paired runs "
+            f"({min(reps, default=0)}-{max(reps, default=0)} each) in ns-3 on CPU "
             f"{', '.join(str(c) for c in cpus)}"
         )
         phase1.run()
@@ -981,8 +1000,8 @@ def run(
             t1 = time.monotonic()
             result, walls = phase1.timed[i]
             cc_runs = [C.ccsim_metrics(sc, result, walls)]
-            cc_runs += [_ccsim_run(sc, None, k) for k in range(replicates - 1)]
-            ns_runs = [phase1.ns3[i][k] for k in range(-1, replicates - 1)]
+            cc_runs += [_ccsim_run(sc, None, k) for k in range(reps[i] - 1)]
+            ns_runs = [phase1.ns3[i][k] for k in range(-1, reps[i] - 1)]
             cc, ns = pool(cc_runs), pool(ns_runs)
             r = make_result(d, cc, ns, C.ns3_notes(sc, ns, cc), (cc_runs, ns_runs))
             r.probes = probe(sc, r, cc, ns, cc_runs)
@@ -1011,7 +1030,9 @@ def run(
         header["elapsed"] = f"{minutes:.1f} min for {len(results)} scenarios"
         header["requested"] = n
         header["seed"] = seed
-        header["replicates"] = replicates
+        header["replicates"] = max(reps, default=1)
+        header["replicates_min"] = min(reps, default=1)
+        header["replicates_fixed"] = replicates is not None
         header["errors"] = [phase1.errors[i] for i in sorted(phase1.errors)]
         save_results(results, runs_json, {"n": n, "seed": seed, "header": header})
         write_markdown(results, header, output)
@@ -1173,9 +1194,16 @@ def write_markdown(
     reps = header.get("replicates", 1)
     if reps > 1:
         single_ok = sum(not r.single_failed for r in results)
+        lo = header.get("replicates_min", reps)
+        count = (
+            f"{reps}"
+            if lo == reps
+            else f"between {lo} and {reps} (as many as fit in "
+            f"{REPLICATE_PACKETS / 1000:.0f} k bottleneck packets: the column runs below)"
+        )
         L.append(
-            f"Each side's figures are its mean over {reps} paired runs of the scenario: the "
-            f"default run and {reps - 1} with every flow's start moved by U[0, "
+            f"Each side's figures are its mean over {count} paired runs of the scenario: the "
+            f"default run and the others with every flow's start moved by U[0, "
             f"{PERTURB_START_S * 1e3:g} ms] and its RTT by U[0, {PERTURB_RTT_S * 1e3:g} ms] "
             "and another seed, the same draws in both simulators (drop and mark "
             "probabilities from the summed counts). The targets are unchanged. On the "
@@ -1357,10 +1385,10 @@ def write_markdown(
     L.append("## All scenarios")
     L.append("")
     L.append(
-        "| scenario | parameters | sim. time | util. Δ pp | p50 Δ ms | p90 Δ ms | drop Δ % | "
-        "mark Δ % | share Δ % | ccsim wall | ns-3 wall | ns-3 / ccsim | |"
+        "| scenario | parameters | sim. time | runs | util. Δ pp | p50 Δ ms | p90 Δ ms | "
+        "drop Δ % | mark Δ % | share Δ % | ccsim wall | ns-3 wall | ns-3 / ccsim | |"
     )
-    L.append("| --- | --- |" + " ---: |" * 10 + " :---: |")
+    L.append("| --- | --- |" + " ---: |" * 11 + " :---: |")
     for r in results:
         cells = []
         for metric, unit in (
@@ -1377,7 +1405,8 @@ def write_markdown(
             s = _fmt(r.diffs[metric]["diff"], unit)
             cells.append(f"**{s}** ❌" if metric in r.failed else s)
         L.append(
-            f"| {r.name} | {r.title} | {r.params['duration_s']:g} s | {' | '.join(cells)} "
+            f"| {r.name} | {r.title} | {r.params['duration_s']:g} s "
+            f"| {len(r.replicates.get('ns3', ())) or 1} | {' | '.join(cells)} "
             f"| {r.ccsim_wall_s:.3f} s | {r.ns3_wall_s:.1f} s | {r.ratio:.0f}\u00d7 "
             f"| {'✅' if r.ok else '❌'} |"
         )

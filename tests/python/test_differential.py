@@ -90,11 +90,16 @@ def test_drawn_scenarios_translate_and_run_in_ccsim():
         assert cfg.count("\nudp ") == len(sc.udp)
         assert "default ns3::CoDelQueueDisc::MinBytes 1501" in cfg
         corrections = ["prr64 2", "rto_linux 1", "recovery_exit_linux 1", "reno_cnt_linux 1"]
-        corrections.append("ce_quickack_linux 1")
+        corrections += ["ce_quickack_linux 1", "device_pull 1"]
         assert "\n".join(corrections) + "\n" in cfg
+        # the device pulls, so ns-3's DropTail and RED get ccsim's limits as they are
         if sc.queue.kind == "droptail":
-            limit = int(sc.queue.limit[:-1])
-            assert f"qattr MaxSize {limit - 1}p" in cfg
+            assert f"qattr MaxSize {sc.queue.limit}\n" in cfg
+        if sc.queue.kind == "red_step":
+            assert f"qattr MinTh {sc.queue.threshold_p}\n" in cfg
+        # Linux's qdisc-wide backlog test in ns-3's FQ-CoDel where it marks (with ECN)
+        total = "fqcodel_total_min_bytes 1501\n" in cfg
+        assert total == (sc.queue.kind == "fq_codel" and sc.queue.ecn)
     # a short run of the slowest-link drawn scenario with UDP and a shaper, if any
     d = next(d for d in D.draw(60, seed=1) if d.params["udp"])
     scen = C.ccsim_scenario(d.scenario, False)
@@ -169,9 +174,26 @@ def test_report_states_the_fraction_and_links_causes(tmp_path):
 def test_cli_parses_random():
     p = C.build_parser()
     a = p.parse_args(["--random"])
-    assert a.random == 60 and a.seed == 1 and a.replicates == D.REPLICATES == 3
+    assert a.random == 60 and a.seed == 1 and a.replicates is None  # per scenario
     a = p.parse_args(["--random", "5", "--seed", "9", "--replicates", "1"])
     assert a.random == 5 and a.seed == 9 and a.replicates == 1
+
+
+def test_replicates_fit_a_packet_budget():
+    # Paired runs per scenario: as many as fit in 900 k bottleneck packets, 3 to 10; a
+    # count asked for is used as it is.
+    by_pkts = {}
+    for d in D.draw(60, 1):
+        sc = d.scenario
+        pps = (sc.queue.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / C.WIRE_PACKET_BYTES
+        by_pkts[sc.name] = (pps * sc.duration_s, D.replicates_for(sc), D.replicates_for(sc, 1))
+    for pkts, reps, fixed in by_pkts.values():
+        assert fixed == 1
+        assert D.REPLICATES <= reps <= D.MAX_REPLICATES
+        assert reps == max(3, min(10, int(900_000 // pkts)))
+    # r1-37 (1.1 Mbps for 60 s, 5.5 k packets) gets 10; r1-09 (240 Mbps, 300 k) 3.
+    assert by_pkts["r1-37"][1] == 10 and by_pkts["r1-09"][1] == 3
+    assert by_pkts["r1-31"][1] == 6  # 41 Mbps for 43.9 s: 150 k packets
 
 
 @pytest.mark.parametrize(
@@ -250,7 +272,9 @@ def test_two_cpu_runner_pairs_each_default_run_with_its_replicates(monkeypatch, 
     monkeypatch.setattr(C, "run_ns3", fake_ns3)
     monkeypatch.setattr(C, "run_ccsim", lambda sc, quick, like=None: ("result", [0.01]))
     lines: list[str] = []
-    runner = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, 3, [None, None], lines.append, None)
+    # scenario 0 has 4 paired runs, the others 3: each gets its own count
+    reps = [4, 3, 3, 3]
+    runner = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, reps, [None, None], lines.append, None)
     runner.run()
     assert [runner.complete(i) for i in range(4)] == [True, False, False, True]
     for d in drawn:
@@ -258,8 +282,9 @@ def test_two_cpu_runner_pairs_each_default_run_with_its_replicates(monkeypatch, 
         assert tags[0] == ""  # the default run first
     assert [t for n, t in calls if n == drawn[1].scenario.name] == [""]
     assert sorted(t for n, t in calls if n == drawn[3].scenario.name) == ["", ".0", ".1"]
+    assert sorted(t for n, t in calls if n == drawn[0].scenario.name) == ["", ".0", ".1", ".2"]
     assert set(runner.errors) == {1, 2}
-    late = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, 2, [None], lines.append, -1.0)
+    late = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, [2] * 4, [None], lines.append, -1.0)
     late.run()
     assert late.skipped == {0, 1, 2, 3} and not any(late.complete(i) for i in range(4))
 
@@ -429,7 +454,8 @@ def test_two_cpu_runner_stops_starting_runs_on_an_interrupt(monkeypatch, tmp_pat
 
     monkeypatch.setattr(C, "run_ns3", fake_ns3)
     monkeypatch.setattr(C, "run_ccsim", lambda sc, quick, like=None: ("result", [0.01]))
-    runner = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, 2, [None], lambda _: None, None)
+    reps = [2] * len(drawn)
+    runner = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, reps, [None], lambda _: None, None)
     with pytest.raises(KeyboardInterrupt):
         runner.run()
     for t in runner.threads:
