@@ -93,6 +93,7 @@ struct RunConfig
     bool rtoLinux = false; // RttLinux: Linux's RTO (see there)
     int devicePull = 0; // 1: the device takes a packet only when the wire frees (see there)
     uint32_t fqTotalMinBytes = 0; // >0: FQ-CoDel tests the qdisc's backlog (see there)
+    int pieAccuLinux = 0; // 1: PIE clears its accumulated probability on a coin-toss mark
     uint64_t shaperRateBps = 0;
     uint32_t shaperBurstBytes = 0;
     std::vector<FlowCfg> flows;
@@ -169,6 +170,8 @@ ReadConfig(const std::string& path)
             s >> c.devicePull;
         else if (k == "fqcodel_total_min_bytes")
             s >> c.fqTotalMinBytes;
+        else if (k == "pie_accu_linux")
+            s >> c.pieAccuLinux;
         else if (k == "shaper_rate_bps")
             s >> c.shaperRateBps;
         else if (k == "shaper_burst_bytes")
@@ -1066,6 +1069,54 @@ FqEnqueued(Ptr<const QueueDiscItem>)
     }
 }
 
+// PIE's de-randomisation as Linux's (`pie_accu_linux 1`; cause `ns3-pie-accu-prob`).
+// Linux `pie_drop_early` (include/net/pie.h) clears `accu_prob` when the coin toss picks a
+// packet (`if ((rnd >> BITS_PER_BYTE) < local_prob) { vars->accu_prob = 0; return true; }`)
+// and `pie_qdisc_enqueue` again on every drop (`out:`); ns-3 3.44's
+// `PieQueueDisc::DropEarly` returns `u <= p` without clearing `m_accuProb`, which only its
+// drop paths in `DoEnqueue` clear. Under ECN the picked packets are marked, not dropped,
+// so ns-3's accumulator is never cleared while p > 0: it passes 8.5 within 8.5 / p packets,
+// and from then on every packet is marked. Here a PIE early mark (its "Unforced mark")
+// clears `m_accuProb` when it came from the coin toss, i.e. when the accumulator is below
+// 8.5 (at or above it DropEarly returned true before tossing, and Linux keeps it too).
+// `m_accuProb` is private: its address is taken by an explicit instantiation, the one
+// context where C++ does not check access ([temp.spec.general]: "the usual access
+// checking rules do not apply to names used to specify explicit instantiations").
+template <typename Tag, typename Tag::type Member>
+struct PrivateMember
+{
+    friend typename Tag::type Get(Tag)
+    {
+        return Member;
+    }
+};
+
+struct PieAccuProb
+{
+    using type = double PieQueueDisc::*;
+    friend type Get(PieAccuProb);
+};
+
+template struct PrivateMember<PieAccuProb, &PieQueueDisc::m_accuProb>;
+
+Ptr<PieQueueDisc> g_pie;
+uint64_t g_pieAccuClears = 0;
+
+void
+PieMarked(Ptr<const QueueDiscItem>, const char* reason)
+{
+    if (std::string(reason) != PieQueueDisc::UNFORCED_MARK)
+    {
+        return;
+    }
+    double& accu = PeekPointer(g_pie)->*Get(PieAccuProb());
+    if (accu < 8.5)
+    {
+        accu = 0;
+        ++g_pieAccuClears;
+    }
+}
+
 DataRate
 WireRate(const RunConfig& c, uint64_t bps)
 {
@@ -1373,6 +1424,12 @@ main(int argc, char* argv[])
         bfwd->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&PullTxEnd));
         Simulator::Schedule(Seconds(0), &PullInstall);
     }
+    if (c.pieAccuLinux)
+    {
+        g_pie = DynamicCast<PieQueueDisc>(aqm);
+        NS_ABORT_MSG_IF(!g_pie, "pie_accu_linux needs a PIE");
+        aqm->TraceConnectWithoutContext("Mark", MakeCallback(&PieMarked));
+    }
     if (c.fqTotalMinBytes)
     {
         NS_ABORT_MSG_IF(!DynamicCast<FqCoDelQueueDisc>(aqm),
@@ -1460,6 +1517,7 @@ main(int argc, char* argv[])
        << ", \"device_pull_wakes\": " << g_pullWakes
        << ", \"device_pull_held\": " << g_pullHeld
        << ", \"fqcodel_total_updates\": " << g_fqTotal.updates
+       << ", \"pie_accu_clears\": " << g_pieAccuClears
        << ", \"bottleneck_data_rate_bps\": " << WireRate(c, c.rateBps).GetBitRate()
        << "},\n";
     js << "  \"flows\": [\n";

@@ -251,6 +251,7 @@ def draw_one(rng: random.Random, name: str, seed: int) -> Drawn:
         ns3_linux_ce_quickack=True,
         ns3_device_pull=True,
         ns3_linux_fqcodel_backlog=True,
+        ns3_linux_pie_accu=True,
     )
     cc_label = "+".join(sorted({g.cc for g in groups}))
     params = {
@@ -1268,8 +1269,11 @@ def write_markdown(
         "Linux's DeliveredData (`ns3-prr-overflow`, `ns3-prr-dupack`), CoDel's `<=` "
         "minimum-backlog test (`ns3-codel-minbytes`), Linux's cwnd growth on the ACK "
         "that ends recovery (`ns3-recovery-exit`), Reno's growth counter cleared at "
-        "each reduction (`ns3-reno-cwnd-cnt`) and the receiver's quick ACKs on a CE "
-        "mark (`ns3-ce-delayed-ack`)."
+        "each reduction (`ns3-reno-cwnd-cnt`), the receiver's quick ACKs on a CE "
+        "mark (`ns3-ce-delayed-ack`), a bottleneck device that takes a packet only when "
+        "the wire frees (`ns3-device-slot`), PIE's accumulated probability cleared on a "
+        "coin-toss mark (`ns3-pie-accu-prob`) and, with ECN, FQ-CoDel's minimum-backlog "
+        "test on the whole qdisc (`ns3-fqcodel-flow-backlog`)."
     )
     L.append("")
     names = ", ".join(f"`{c}`" for c, _, _ in COUNTERFACTUALS)

@@ -100,6 +100,8 @@ def test_drawn_scenarios_translate_and_run_in_ccsim():
         # Linux's qdisc-wide backlog test in ns-3's FQ-CoDel where it marks (with ECN)
         total = "fqcodel_total_min_bytes 1501\n" in cfg
         assert total == (sc.queue.kind == "fq_codel" and sc.queue.ecn)
+        # Linux's clearing of PIE's accumulated probability on a coin-toss mark
+        assert ("pie_accu_linux 1\n" in cfg) == (sc.queue.kind == "pie")
     # a short run of the slowest-link drawn scenario with UDP and a shaper, if any
     d = next(d for d in D.draw(60, seed=1) if d.params["udp"])
     scen = C.ccsim_scenario(d.scenario, False)
