@@ -94,6 +94,7 @@ struct RunConfig
     int devicePull = 0; // 1: the device takes a packet only when the wire frees (see there)
     uint32_t fqTotalMinBytes = 0; // >0: FQ-CoDel tests the qdisc's backlog (see there)
     int pieAccuLinux = 0; // 1: PIE clears its accumulated probability on a coin-toss mark
+    int eceLatchLinux = 0; // 1: receivers echo ECE exactly while Linux's latch is set
     uint64_t shaperRateBps = 0;
     uint32_t shaperBurstBytes = 0;
     std::vector<FlowCfg> flows;
@@ -172,6 +173,8 @@ ReadConfig(const std::string& path)
             s >> c.fqTotalMinBytes;
         else if (k == "pie_accu_linux")
             s >> c.pieAccuLinux;
+        else if (k == "ece_latch_linux")
+            s >> c.eceLatchLinux;
         else if (k == "shaper_rate_bps")
             s >> c.shaperRateBps;
         else if (k == "shaper_burst_bytes")
@@ -550,6 +553,19 @@ NS_OBJECT_ENSURE_REGISTERED(TcpPrrRecovery64);
 // in-sequence path sends the ACK (with ECE) at once. TcpL4Protocol::CreateSocket makes a
 // plain TcpSocketBase, so the receivers' sinks use TcpSocketFactoryCeQuickAck below, which
 // builds this socket as CreateSocket builds its own. Selected with `ce_quickack_linux 1`.
+// Linux's ECE latch on the receiver (`ece_latch_linux 1`, with `ce_quickack_linux 1`;
+// cause `ns3-ece-latch`). Linux echoes ECE while TCP_ECN_DEMAND_CWR is set (tcp_ecn_send,
+// net/ipv4/tcp_output.c); tcp_ecn_accept_cwr clears it on any segment with CWR, and the
+// CE check that follows (__tcp_ecn_check_ce, net/ipv4/tcp_input.c) sets it again only if
+// that segment is itself CE. ns-3 3.44 (TcpSocketBase::DoForwardUp) leaves the echo on
+// when the CWR segment arrives in ECN_CE_RCVD, which ForwardUp set for any new CE segment
+// and which lasts until the next ACK is sent: a CE segment just before the CWR one whose
+// ACK is being delayed keeps ns-3 echoing for one more window, and the sender reduces
+// again. TcpSocketCeQuickAck's m_demandCwr is Linux's latch.
+bool g_eceLatchLinux = false;
+uint64_t g_eceLatchCleared = 0;
+uint64_t g_cwrQuickAcks = 0;
+
 class TcpSocketCeQuickAck : public TcpSocketBase
 {
   public:
@@ -573,6 +589,16 @@ class TcpSocketCeQuickAck : public TcpSocketBase
 
     void ReceivedData(Ptr<Packet> p, const TcpHeader& tcpHeader) override
     {
+        // Linux tcp_ecn_accept_cwr, for every congestion control: "If the sender is
+        // telling us it has entered CWR, then its cwnd may be very low (even just 1
+        // packet), so we should ACK immediately" (ICSK_ACK_NOW for a segment with data;
+        // include/net/tcp_ecn.h, net/ipv4/tcp_input.c before 6.x). ns-3 delays it as any
+        // segment. Ending the delayed-ACK count makes TcpSocketBase::ReceivedData ACK now.
+        if ((tcpHeader.GetFlags() & TcpHeader::CWR) && p->GetSize() > 0)
+        {
+            ++g_cwrQuickAcks;
+            m_delAckCount = m_delAckMaxCount > 0 ? m_delAckMaxCount - 1 : 0;
+        }
         // DCTCP's receiver state machine owns the ECE (Linux dctcp_ece_ack_update sets
         // TCP_ECN_DEMAND_CWR itself on CA_EVENT_ECN_IS_CE, before the quick-ACK test,
         // so a DCTCP socket never enters quick-ACK mode here); ns-3's TcpDctcp does that.
@@ -597,6 +623,17 @@ class TcpSocketCeQuickAck : public TcpSocketBase
         {
             --m_quickAcks;
             m_delAckCount = m_delAckMaxCount > 0 ? m_delAckMaxCount - 1 : 0;
+        }
+        // With `ece_latch_linux 1` the ACKs echo ECE exactly while Linux's latch is set:
+        // ns-3's DoForwardUp ends the echo on a CWR segment only if m_ecnState !=
+        // ECN_CE_RCVD, and ECN_CE_RCVD stays from an earlier CE segment until its
+        // (delayed) ACK goes out, so the echo would run on past the CWR for a window.
+        if (g_eceLatchLinux && !m_demandCwr &&
+            (m_tcb->m_ecnState == TcpSocketState::ECN_CE_RCVD ||
+             m_tcb->m_ecnState == TcpSocketState::ECN_SENDING_ECE))
+        {
+            ++g_eceLatchCleared;
+            m_tcb->m_ecnState = TcpSocketState::ECN_IDLE;
         }
         TcpSocketBase::ReceivedData(p, tcpHeader);
     }
@@ -1171,6 +1208,11 @@ main(int argc, char* argv[])
     g_prrLinuxDelivered = c.prr64 >= 2;
     g_recoveryExitLinux = c.recoveryExitLinux != 0;
     g_renoCntLinux = c.renoCntLinux != 0;
+    g_eceLatchLinux = c.eceLatchLinux != 0;
+    if (g_eceLatchLinux && !c.ceQuickAckLinux)
+    {
+        NS_FATAL_ERROR("ece_latch_linux needs ce_quickack_linux (its socket keeps the latch)");
+    }
     if (g_recoveryExitLinux && !c.prr64)
     {
         NS_FATAL_ERROR("recovery_exit_linux needs prr64 (its ExitRecovery notes the ACK)");
@@ -1518,6 +1560,8 @@ main(int argc, char* argv[])
        << ", \"device_pull_held\": " << g_pullHeld
        << ", \"fqcodel_total_updates\": " << g_fqTotal.updates
        << ", \"pie_accu_clears\": " << g_pieAccuClears
+       << ", \"ece_latch_cleared\": " << g_eceLatchCleared
+       << ", \"cwr_quick_acks\": " << g_cwrQuickAcks
        << ", \"bottleneck_data_rate_bps\": " << WireRate(c, c.rateBps).GetBitRate()
        << "},\n";
     js << "  \"flows\": [\n";

@@ -130,6 +130,10 @@ class Scenario:
     # `ns3-pie-accu-prob`): ns-3 clears it on drops only, so under ECN it marks every
     # packet once the accumulator passes 8.5.
     ns3_linux_pie_accu: bool = False
+    # Receivers echo ECE exactly while Linux's latch is set: a CWR segment ends the echo
+    # even right after a CE segment whose ACK is delayed (dumbbell.cc's ece_latch_linux;
+    # cause `ns3-ece-latch`; needs ns3_linux_ce_quickack, whose socket keeps the latch).
+    ns3_linux_ece_latch: bool = False
 
     def n_flows(self) -> int:
         return sum(g.count for g in self.flows)
@@ -522,6 +526,7 @@ def ns3_config(sc: Scenario, quick: bool, out_json: Path, out_sojourn: Path) -> 
         f"device_pull {int(sc.ns3_device_pull)}",
         *([f"fqcodel_total_min_bytes {CODEL_MIN_BYTES}"] if ns3_fqcodel_total(sc) else []),
         *(["pie_accu_linux 1"] if sc.ns3_linux_pie_accu and sc.queue.kind == "pie" else []),
+        f"ece_latch_linux {int(sc.ns3_linux_ece_latch)}",
         "conn_timeout_ns 1000000000",  # Linux's initial RTO (ns-3 default 3 s)
         f"buf_bytes {buf}",
         "ample_queue_packets 100000",

@@ -252,6 +252,7 @@ def draw_one(rng: random.Random, name: str, seed: int) -> Drawn:
         ns3_device_pull=True,
         ns3_linux_fqcodel_backlog=True,
         ns3_linux_pie_accu=True,
+        ns3_linux_ece_latch=True,
     )
     cc_label = "+".join(sorted({g.cc for g in groups}))
     params = {

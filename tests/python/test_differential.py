@@ -102,6 +102,7 @@ def test_drawn_scenarios_translate_and_run_in_ccsim():
         assert total == (sc.queue.kind == "fq_codel" and sc.queue.ecn)
         # Linux's clearing of PIE's accumulated probability on a coin-toss mark
         assert ("pie_accu_linux 1\n" in cfg) == (sc.queue.kind == "pie")
+        assert "ece_latch_linux 1\n" in cfg  # Linux's ECE latch on the receivers
     # a short run of the slowest-link drawn scenario with UDP and a shaper, if any
     d = next(d for d in D.draw(60, seed=1) if d.params["udp"])
     scen = C.ccsim_scenario(d.scenario, False)
@@ -343,6 +344,7 @@ def test_ns3_corrections_take_effect(tmp_path):  # pragma: no cover - needs ns-3
         assert abs(ch["device_pull_held"] - ch["device_pull_wakes"]) <= 1
         assert ch["device_queue_drops"] == 0 and ch["sojourn_mismatch"] == 0
     assert checks["r1-56"]["pie_accu_clears"] > 0  # coin-toss marks clear the accumulator
+    assert checks["r1-56"]["cwr_quick_acks"] > 0  # CWR data segments ACKed at once
     assert checks["r1-35"]["fqcodel_total_updates"] > 0  # flows' MinBytes follow the qdisc
 
 

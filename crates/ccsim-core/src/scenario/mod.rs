@@ -257,7 +257,8 @@ pub struct TcpFlowGroup {
     /// cwnd growth on the ACK that ends fast recovery (default Linux's).
     pub recovery_exit: RecoveryExit,
     /// The receiver ACKs the next two segments at once after the first CE mark (Linux's
-    /// `__tcp_ecn_check_ce`; default true; ns-3's receiver does not).
+    /// `__tcp_ecn_check_ce`) and a data segment with CWR at once (`tcp_ecn_accept_cwr`);
+    /// default true; ns-3's receiver does neither.
     pub ce_quickack: bool,
     /// Minimum retransmission timeout (> 0, default 200ms).
     pub min_rto: SimDuration,

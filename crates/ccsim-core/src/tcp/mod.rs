@@ -25,7 +25,8 @@ pub struct TcpConfig {
     pub pacing: bool,
     /// cwnd growth on the ACK that ends fast recovery (Linux's unless asked for ns-3's).
     pub recovery_exit: crate::scenario::RecoveryExit,
-    /// Quick ACKs for two segments after the first CE mark (Linux; ns-3 has none).
+    /// Quick ACKs for two segments after the first CE mark and for a data segment with
+    /// CWR (Linux; ns-3 has neither).
     pub ce_quickack: bool,
     pub min_rto_ns: u64,
     pub delayed_ack: bool,

@@ -13,9 +13,12 @@
 //!   or before the last ACK sent, so a delayed ACK echoes the earlier segment.
 //! - ECN per RFC 3168 §6.1.3: after a CE segment every ACK carries ECE until a segment
 //!   with CWR arrives; the first CE forces quick ACKs for two segments (Linux
-//!   `__tcp_ecn_check_ce`: "Better not delay acks, sender can have a very low cwnd").
-//!   `ce_quickack = false` leaves them delayed, as ns-3's `TcpSocketBase::ReceivedData`
-//!   does (for comparisons with ns-3).
+//!   `__tcp_ecn_check_ce`: "Better not delay acks, sender can have a very low cwnd"),
+//!   and a data segment with CWR is ACKed at once (Linux `tcp_ecn_accept_cwr`: "If the
+//!   sender is telling us it has entered CWR, then its cwnd may be very low (even just 1
+//!   packet), so we should ACK immediately", `ICSK_ACK_NOW`; include/net/tcp_ecn.h, in
+//!   net/ipv4/tcp_input.c before 6.x). `ce_quickack = false` leaves both delayed, as
+//!   ns-3's `TcpSocketBase::ReceivedData` does (for comparisons with ns-3).
 //! - With `accurate_ecn` (DCTCP, Linux `TCP_CONG_NEEDS_ECN`) the latch is replaced by
 //!   Linux's DCTCP state machine (`dctcp_ece_ack_update`/`dctcp_ece_ack_cwr`,
 //!   `net/ipv4/tcp_dctcp.h`, driven by `CA_EVENT_ECN_IS_CE`/`_NO_CE` from
@@ -181,7 +184,11 @@ impl TcpReceiver {
         let seg = pkt.seq;
         self.stats.segments_received += 1;
         self.stats.bytes_received += pkt.payload_bytes as u64;
-        if pkt.tcp_flags & tcp_flags::CWR != 0 {
+        // Linux tcp_ecn_accept_cwr(): CWR ends the echo (the CE check below may start it
+        // again) and a CWR segment with data is ACKed at once (ICSK_ACK_NOW), for any
+        // congestion control.
+        let cwr = pkt.tcp_flags & tcp_flags::CWR != 0;
+        if cwr {
             self.ece_latch = false;
         }
         if !self.got_first_segment {
@@ -189,7 +196,7 @@ impl TcpReceiver {
             self.got_first_segment = true;
             self.quick_acks = MAX_QUICKACKS;
         }
-        let mut ack_now = false;
+        let mut ack_now = cwr && self.ce_quickack && pkt.payload_bytes > 0;
         if self.accurate_ecn && seg >= self.rcv_nxt {
             ack_now |= self.dctcp_ce_update(pkt.ecn == Ecn::Ce, seg, io);
         }
@@ -454,6 +461,26 @@ mod tests {
         assert_eq!(acks[0][0].0, 4);
         assert_eq!(acks[0][0].1, vec![(7, 8), (5, 6)]);
         assert_eq!(rx.stats.bytes_delivered, 4000);
+    }
+
+    /// Past the quick-ACK phase (segments 0..16, then 17, 19 ACKed), segment 20 would wait
+    /// for 21; with CWR set Linux ACKs it at once (`tcp_ecn_accept_cwr`), ns-3 does not
+    /// (`ce_quickack = false`). 21 is then ACKed by the delayed-ACK rule again.
+    #[test]
+    fn a_cwr_data_segment_is_acked_at_once_unless_disabled() {
+        let mut segs: Vec<Packet> = (0..20).map(data).collect();
+        let mut cwr = data(20);
+        cwr.tcp_flags = tcp_flags::CWR;
+        segs.push(cwr);
+        segs.extend((21..24).map(data));
+        for (quick, want) in [(true, vec![1, 0, 1, 0]), (false, vec![0, 1, 0, 1])] {
+            let mut c = cfg(true, true);
+            c.ce_quickack = quick;
+            let mut rx = TcpReceiver::new(0, 1, &c, DELACK_NS);
+            let acks = feed(&mut rx, &segs);
+            let counts: Vec<usize> = acks[20..].iter().map(|a| a.len()).collect();
+            assert_eq!(counts, want, "ce_quickack = {quick}");
+        }
     }
 
     #[test]
