@@ -293,6 +293,16 @@ def run_local(
         writer.finish()
 
 
+def _quiet_distributed() -> None:
+    """Silence every ``distributed`` logger of this process (the LocalCluster's scheduler
+    runs here): when an interrupt reaches the workers, the scheduler's comms to them close
+    and some loggers (``distributed.batched``) log a traceback at INFO, past
+    ``silence_logs``, which would follow the one-line message a Ctrl-C promises."""
+    names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] == "distributed"]
+    for name in ["distributed", *names]:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
 @dataclass
 class DaskConnection:
     client: Any
@@ -306,6 +316,7 @@ class DaskConnection:
         if not self.owned:
             return
         if interrupted and self.cluster is not None:
+            _quiet_distributed()
             self._terminate_local_workers()
         try:
             self.client.close()
@@ -374,6 +385,7 @@ def connect_dask(address: Any) -> DaskConnection:
                 dashboard_address=None,
                 silence_logs=logging.CRITICAL,
             )
+        _quiet_distributed()  # its scheduler runs in this process
         return DaskConnection(distributed.Client(cluster), cluster)
     try:
         client = distributed.Client(address, timeout=DASK_CONNECT_TIMEOUT_S)
