@@ -542,17 +542,6 @@ class TcpPrrRecovery64 : public TcpClassicRecovery
 
 NS_OBJECT_ENSURE_REGISTERED(TcpPrrRecovery64);
 
-// ns-3 3.44's receiver with Linux's quick ACKs on a CE mark (cause `ns3-ce-delayed-ack`).
-// On the first CE segment while no CWR is awaited, Linux `__tcp_ecn_check_ce` calls
-// `tcp_enter_quickack_mode(sk, 2)` ("Better not delay acks, sender can have a very low
-// cwnd", net/ipv4/tcp_input.c), so that segment and the next are ACKed at once, and sets
-// TCP_ECN_DEMAND_CWR, which a segment with CWR clears (`tcp_ecn_accept_cwr`, before the
-// CE check). ns-3's `TcpSocketBase::ReceivedData` only echoes ECE on ACKs its delayed-ACK
-// rule sends anyway. This socket keeps Linux's demand-CWR latch and, for a quick ACK,
-// sets the delayed-ACK counter one short of its maximum, so that TcpSocketBase's own
-// in-sequence path sends the ACK (with ECE) at once. TcpL4Protocol::CreateSocket makes a
-// plain TcpSocketBase, so the receivers' sinks use TcpSocketFactoryCeQuickAck below, which
-// builds this socket as CreateSocket builds its own. Selected with `ce_quickack_linux 1`.
 // Linux's ECE latch on the receiver (`ece_latch_linux 1`, with `ce_quickack_linux 1`;
 // cause `ns3-ece-latch`). Linux echoes ECE while TCP_ECN_DEMAND_CWR is set (tcp_ecn_send,
 // net/ipv4/tcp_output.c); tcp_ecn_accept_cwr clears it on any segment with CWR, and the
@@ -566,6 +555,17 @@ bool g_eceLatchLinux = false;
 uint64_t g_eceLatchCleared = 0;
 uint64_t g_cwrQuickAcks = 0;
 
+// ns-3 3.44's receiver with Linux's quick ACKs on a CE mark (cause `ns3-ce-delayed-ack`).
+// On the first CE segment while no CWR is awaited, Linux `__tcp_ecn_check_ce` calls
+// `tcp_enter_quickack_mode(sk, 2)` ("Better not delay acks, sender can have a very low
+// cwnd", net/ipv4/tcp_input.c), so that segment and the next are ACKed at once, and sets
+// TCP_ECN_DEMAND_CWR, which a segment with CWR clears (`tcp_ecn_accept_cwr`, before the
+// CE check). ns-3's `TcpSocketBase::ReceivedData` only echoes ECE on ACKs its delayed-ACK
+// rule sends anyway. This socket keeps Linux's demand-CWR latch and, for a quick ACK,
+// sets the delayed-ACK counter one short of its maximum, so that TcpSocketBase's own
+// in-sequence path sends the ACK (with ECE) at once. TcpL4Protocol::CreateSocket makes a
+// plain TcpSocketBase, so the receivers' sinks use TcpSocketFactoryCeQuickAck below, which
+// builds this socket as CreateSocket builds its own. Selected with `ce_quickack_linux 1`.
 class TcpSocketCeQuickAck : public TcpSocketBase
 {
   public:
@@ -597,7 +597,7 @@ class TcpSocketCeQuickAck : public TcpSocketBase
         if ((tcpHeader.GetFlags() & TcpHeader::CWR) && p->GetSize() > 0)
         {
             ++g_cwrQuickAcks;
-            m_delAckCount = m_delAckMaxCount > 0 ? m_delAckMaxCount - 1 : 0;
+            AckAtOnce();
         }
         // DCTCP's receiver state machine owns the ECE (Linux dctcp_ece_ack_update sets
         // TCP_ECN_DEMAND_CWR itself on CA_EVENT_ECN_IS_CE, before the quick-ACK test,
@@ -622,7 +622,7 @@ class TcpSocketCeQuickAck : public TcpSocketBase
         if (m_quickAcks > 0 && p->GetSize() > 0)
         {
             --m_quickAcks;
-            m_delAckCount = m_delAckMaxCount > 0 ? m_delAckMaxCount - 1 : 0;
+            AckAtOnce();
         }
         // With `ece_latch_linux 1` the ACKs echo ECE exactly while Linux's latch is set:
         // ns-3's DoForwardUp ends the echo on a CWR segment only if m_ecnState !=
@@ -639,6 +639,13 @@ class TcpSocketCeQuickAck : public TcpSocketBase
     }
 
   private:
+    // The delayed-ACK counter one short of its maximum: TcpSocketBase::ReceivedData's
+    // in-sequence path then ACKs this segment at once.
+    void AckAtOnce()
+    {
+        m_delAckCount = m_delAckMaxCount > 0 ? m_delAckMaxCount - 1 : 0;
+    }
+
     bool m_demandCwr{false};
     uint32_t m_quickAcks{0};
 };
@@ -988,7 +995,6 @@ OnRetransmission(size_t i,
 // running the queue disc, and when the wire frees (PhyTxEnd) the queue disc is woken;
 // ScheduleNow, since TransmitComplete clears m_currentPkt after its PhyTxEnd trace.
 Ptr<NetDeviceQueue> g_pullTxq;
-Ptr<QueueDisc> g_pullRoot;
 bool g_wireBusy = false;
 uint64_t g_pullWakes = 0;   // queue-disc runs our callback started (wire idle)
 uint64_t g_pullHeld = 0;    // wakes it refused while the wire was busy
@@ -1003,7 +1009,7 @@ PullWakeCallback()
         return;
     }
     ++g_pullWakes;
-    g_pullRoot->Run();
+    g_qdisc->Run();
 }
 
 void
@@ -1461,7 +1467,6 @@ main(int argc, char* argv[])
     if (c.devicePull)
     {
         g_pullTxq = bfwd->GetObject<NetDeviceQueueInterface>()->GetTxQueue(0);
-        g_pullRoot = g_qdisc;
         bfwd->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&PullTxBegin));
         bfwd->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&PullTxEnd));
         Simulator::Schedule(Seconds(0), &PullInstall);

@@ -89,13 +89,17 @@ def _sig(x: float, digits: int = 2) -> float:
     return round(x, digits - 1 - math.floor(math.log10(abs(x))))
 
 
+def bottleneck_pps(sc: Scenario) -> float:
+    """Full-size packets per second the bottleneck (the shaper, if any) moves."""
+    return (sc.queue.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / C.WIRE_PACKET_BYTES
+
+
 def replicates_for(sc: Scenario, fixed: int | None = None) -> int:
     """Paired runs per side for ``sc``: ``fixed`` if given, else as many as fit in
     ``REPLICATE_PACKETS`` bottleneck packets, between REPLICATES and MAX_REPLICATES."""
     if fixed is not None:
         return fixed
-    pps = (sc.queue.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / C.WIRE_PACKET_BYTES
-    fit = int(REPLICATE_PACKETS // max(1.0, pps * sc.duration_s))
+    fit = int(REPLICATE_PACKETS // max(1.0, bottleneck_pps(sc) * sc.duration_s))
     return max(REPLICATES, min(MAX_REPLICATES, fit))
 
 
@@ -308,7 +312,7 @@ def validate(sc: Scenario) -> list[str]:
             bad.append("FQ-CoDel hash collision")
     if q.shaper_mbps and not 0 < q.shaper_mbps < sc.rate_mbps:
         bad.append("shaper not below the link rate")
-    pps = (q.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / C.WIRE_PACKET_BYTES
+    pps = bottleneck_pps(sc)
     if pps * sc.duration_s > MAX_PACKETS * 1.01:
         bad.append("over the packet cap")
     return bad
@@ -595,7 +599,7 @@ def _rule_few_events(sc: Scenario, r: Result) -> frozenset[str]:
 
 
 def _rule_short_run(sc: Scenario, r: Result) -> frozenset[str]:
-    pps = (sc.queue.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / C.WIRE_PACKET_BYTES
+    pps = bottleneck_pps(sc)
     return ALL if sc.duration_s < DURATION_S and pps * sc.duration_s >= MAX_PACKETS * 0.95 else NONE
 
 
@@ -1034,7 +1038,6 @@ def run(
         header["seed"] = seed
         header["replicates"] = max(reps, default=1)
         header["replicates_min"] = min(reps, default=1)
-        header["replicates_fixed"] = replicates is not None
         header["errors"] = [phase1.errors[i] for i in sorted(phase1.errors)]
         save_results(results, runs_json, {"n": n, "seed": seed, "header": header})
         write_markdown(results, header, output)
