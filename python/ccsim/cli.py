@@ -1,4 +1,4 @@
-"""The ``ccsim`` command: run, sweep, reproduce, validate, plot, demo, bench, compare.
+"""The ``ccsim`` command: run, sweep, reproduce, validate, plot, demo, bench.
 
 Bad input (a scenario error, an unreadable file, an unusable output path) prints one line,
 ``error: ...``, on stderr and exits with status 2 without touching the output directory.
@@ -305,19 +305,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    """``ccsim compare ns3``: the validation matrix in ccsim and ns-3 (bench/RESULTS.md)."""
-    from ccsim import compare
-
-    try:
-        compare.run_args(args, "ccsim compare ns3")
-    except compare.Ns3Unavailable as exc:
-        raise BadInput(str(exc)) from exc
-    return EXIT_OK
-
-
 def build_parser() -> argparse.ArgumentParser:
-    from ccsim import __version__, compare
+    from ccsim import __version__
 
     parser = argparse.ArgumentParser(
         prog="ccsim",
@@ -482,16 +471,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("compare", help="run scenarios side by side with another simulator")
-    targets = p.add_subparsers(dest="simulator", required=True, metavar="SIMULATOR")
-    p = targets.add_parser(
-        "ns3",
-        help="validation and speed against ns-3 (needs pip install '.[ns3]' and g++)",
-        description="Compile bench/ns3/dumbbell.cc against the ns3 wheel, run the matrix "
-        "in ccsim and ns-3, and write bench/RESULTS.md. Run from the repository.",
-    )
-    compare.build_parser(p)
-    p.set_defaults(func=cmd_compare)
     return parser
 
 
