@@ -3,7 +3,8 @@
 The ns-3 harness lives outside the package (``bench/ns3/ccsim_ns3``, run by ``python
 bench/compare.py``): neither ``import ccsim`` nor the ``ccsim`` command loads any of it.
 And the package has no import circle: each module's top-level imports among ccsim's own
-modules form a graph without a cycle, so lower layers never import upper ones.
+modules form a graph without a cycle, so lower layers never import upper ones; and a
+single run (``ccsim.api``) reads its scenario with ``ccsim.scenario``, not the sweeps.
 """
 
 from __future__ import annotations
@@ -198,3 +199,29 @@ def test_ccsim_has_no_import_circle(lazy):
     that needs it back."""
     cycle = find_cycle(import_graph(lazy))
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["top-level", "with-lazy"])
+def test_api_reads_scenarios_without_the_sweeps(lazy):
+    """``ccsim.run`` reads a scenario and its ``--set`` overrides with ccsim.scenario; no
+    module of the sweep machinery (spec, store, backends) is needed for a single run."""
+    reached = _reachable(import_graph(lazy), "ccsim.api")
+    assert "ccsim.scenario" in reached
+    assert not {m for m in reached if m.startswith(("ccsim.sweeps", "ccsim.sweep_"))}
+
+
+def test_import_ccsim_run_loads_no_sweep_module():
+    modules = _modules_after("import ccsim\nccsim.run  # the function, imported on first use")
+    assert "ccsim.api" in modules and "ccsim.scenario" in modules
+    assert not [m for m in modules if m.startswith(("ccsim.sweeps", "ccsim.sweep_"))]
