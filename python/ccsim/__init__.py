@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # imported when first used (below): see __getattr__
     from ccsim._core import ScenarioError
     from ccsim.api import run, validate
     from ccsim.results import RunResult
-    from ccsim.sweep_exec import SweepReport, sweep
-    from ccsim.sweep_spec import SweepError
+    from ccsim.scenario import SweepError
+    from ccsim.sweeps.runner import SweepReport, sweep
 
     __version__: str
 
@@ -34,9 +34,9 @@ _LAZY = {
     "run": "ccsim.api",
     "validate": "ccsim.api",
     "RunResult": "ccsim.results",
-    "SweepReport": "ccsim.sweep_exec",
-    "sweep": "ccsim.sweep_exec",
-    "SweepError": "ccsim.sweep_spec",
+    "SweepReport": "ccsim.sweeps.runner",
+    "sweep": "ccsim.sweeps.runner",
+    "SweepError": "ccsim.scenario",
 }
 
 

@@ -14,7 +14,7 @@ from ccsim import _core
 from ccsim._core import ScenarioError
 from ccsim.progress import progress_bar
 from ccsim.results import RunResult
-from ccsim.sweep_spec import InputTooLarge, SweepError, apply_overrides, read_input
+from ccsim.scenario import InputTooLarge, SweepError, apply_overrides, read_input
 
 if sys.version_info >= (3, 11):
     import tomllib

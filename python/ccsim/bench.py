@@ -198,7 +198,7 @@ def _time_sweep(spec: dict[str, Any], jobs: int) -> tuple[float, float]:
     import time
     from pathlib import Path
 
-    from ccsim.sweep_exec import sweep
+    from ccsim.sweeps.runner import sweep
 
     with tempfile.TemporaryDirectory(prefix="ccsim-bench-") as tmp:
         start = time.perf_counter()
@@ -213,7 +213,7 @@ def _time_direct(spec: dict[str, Any]) -> float:
     import time
 
     from ccsim import _core
-    from ccsim.sweep_spec import load_sweep
+    from ccsim.sweeps.spec import load_sweep
 
     texts = [run.scenario_json for run in load_sweep(spec).runs]
     start = time.perf_counter()
@@ -227,7 +227,7 @@ def _time_bare(spec: dict[str, Any], jobs: int) -> float:
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from ccsim.sweep_spec import load_sweep
+    from ccsim.sweeps.spec import load_sweep
 
     scenarios = [run.scenario for run in load_sweep(spec).runs]
     with ThreadPoolExecutor(max_workers=jobs) as pool:

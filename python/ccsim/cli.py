@@ -1,4 +1,4 @@
-"""The ``ccsim`` command: run, sweep, reproduce, validate, plot, demo, bench, compare.
+"""The ``ccsim`` command: run, sweep, reproduce, validate, plot, demo, bench.
 
 Bad input (a scenario error, an unreadable file, an unusable output path) prints one line,
 ``error: ...``, on stderr and exits with status 2 without touching the output directory.
@@ -59,7 +59,7 @@ def _one_line(message: str) -> str:
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """``--set KEY=VALUE`` options as ``{"key.path": value}``, in order."""
-    from ccsim.sweep_spec import parse_override
+    from ccsim.scenario import parse_override
 
     return dict(parse_override(text) for text in getattr(args, "set", None) or [])
 
@@ -201,8 +201,8 @@ def _duration(seconds: float) -> str:
 
 def cmd_sweep_dry_run(args: argparse.Namespace) -> int:
     """List the runs of a sweep (validated as for a real sweep) and a time estimate."""
-    from ccsim import sweep_exec
-    from ccsim.sweep_spec import estimate_run_s, load_sweep
+    from ccsim.sweeps.local import cpu_count
+    from ccsim.sweeps.spec import estimate_run_s, load_sweep
 
     sweep = load_sweep(args.sweep)
     axes = [a.name for a in sweep.axes]
@@ -218,7 +218,7 @@ def cmd_sweep_dry_run(args: argparse.Namespace) -> int:
         values = [json.dumps(v) if not isinstance(v, str) else v for v in spec.axis_values]
         shown = _duration(estimate) if estimate is not None else "?"
         print("\t".join([str(spec.run), *values, str(spec.repetition), str(spec.seed), shown]))
-    jobs = args.jobs or sweep_exec._cpu_count()
+    jobs = args.jobs or cpu_count()
     note = f" ({unknown} runs without an estimate)" if unknown else ""
     print(
         f"{len(sweep.runs)} runs; estimated {_duration(total)} of simulation, about "
@@ -231,8 +231,8 @@ def cmd_sweep_dry_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Exit status: 0 when every run succeeded, 3 when some failed, 1 when only the plot
     failed."""
-    from ccsim import sweep_exec
     from ccsim.report import report_console
+    from ccsim.sweeps import runner
 
     if args.dry_run:
         return cmd_sweep_dry_run(args)
@@ -240,7 +240,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise BadInput("sweep: -o DIR is required (or --dry-run to list the runs)")
     formats = _formats(args)
     try:
-        report = sweep_exec.sweep(
+        report = runner.sweep(
             args.sweep,
             args.output,
             jobs=args.jobs,
@@ -260,7 +260,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
         return _interrupt_status(exc)
     if not args.quiet:
-        sweep_exec.print_summary(report, report_console())
+        runner.print_summary(report, report_console())
     if report.plot_error:
         print(f"error: {report.plot_error}", file=sys.stderr)
     if report.failed:
@@ -305,19 +305,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    """``ccsim compare ns3``: the validation matrix in ccsim and ns-3 (bench/RESULTS.md)."""
-    from ccsim import compare
-
-    try:
-        compare.run_args(args, "ccsim compare ns3")
-    except compare.Ns3Unavailable as exc:
-        raise BadInput(str(exc)) from exc
-    return EXIT_OK
-
-
 def build_parser() -> argparse.ArgumentParser:
-    from ccsim import __version__, compare
+    from ccsim import __version__
 
     parser = argparse.ArgumentParser(
         prog="ccsim",
@@ -482,16 +471,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("compare", help="run scenarios side by side with another simulator")
-    targets = p.add_subparsers(dest="simulator", required=True, metavar="SIMULATOR")
-    p = targets.add_parser(
-        "ns3",
-        help="validation and speed against ns-3 (needs pip install '.[ns3]' and g++)",
-        description="Compile bench/ns3/dumbbell.cc against the ns3 wheel, run the matrix "
-        "in ccsim and ns-3, and write bench/RESULTS.md. Run from the repository.",
-    )
-    compare.build_parser(p)
-    p.set_defaults(func=cmd_compare)
     return parser
 
 
@@ -525,7 +504,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     # The first imports of numpy, pyarrow and rich happen from here on, under _main()'s
     # handlers: Ctrl-C during them is one line and 130, not a traceback.
     from ccsim._core import ScenarioError
-    from ccsim.sweep_spec import SweepError
+    from ccsim.scenario import SweepError
 
     args = build_parser().parse_args(argv)
     try:

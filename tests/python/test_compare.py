@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import ccsim
-from ccsim import cli, compare
-from ccsim.compare import RawRun
+from ccsim_ns3 import causes, cli, matrix, metrics, model, report, runner, translate
+from ccsim_ns3.metrics import RawRun
 
 
 def raw(**kw) -> RawRun:
@@ -37,7 +37,7 @@ def raw(**kw) -> RawRun:
 
 
 def test_metrics_from_raw_counts():
-    m = compare.metrics(raw())
+    m = metrics.metrics(raw())
     assert m["flow_goodput_mbps"] == pytest.approx([5.0, 4.0])
     assert m["goodput_mbps"] == pytest.approx(9.0)
     assert m["utilisation"] == pytest.approx(0.96)
@@ -55,24 +55,24 @@ def test_metrics_from_raw_counts():
 def test_quantiles_follow_hdr_rule_and_both_inputs_agree():
     # The same distribution given as raw samples (ns-3) and as a CDF (ccsim's table).
     samples = np.array([5, 1, 3, 3, 2, 2, 2, 4, 1, 2]) * 1_000_000  # ns
-    v1, w1 = compare.distribution_from_samples(samples)
+    v1, w1 = metrics.distribution_from_samples(samples)
     values = [1.0, 2.0, 3.0, 4.0, 5.0]
     cdf = np.cumsum([2, 4, 2, 1, 1]) / 10
-    v2, w2 = compare.distribution_from_cdf(values, cdf)
+    v2, w2 = metrics.distribution_from_cdf(values, cdf)
     np.testing.assert_allclose(v1, v2)
     np.testing.assert_allclose(w1, w2)
     # smallest value whose cumulative probability reaches q
-    assert compare.quantile(v1, w1, 0.2) == 1.0
-    assert compare.quantile(v1, w1, 0.21) == 2.0
-    assert compare.quantile(v1, w1, 0.6) == 2.0
-    assert compare.quantile(v1, w1, 0.99) == 5.0
-    assert math.isnan(compare.quantile(np.zeros(0), np.zeros(0), 0.5))
+    assert metrics.quantile(v1, w1, 0.2) == 1.0
+    assert metrics.quantile(v1, w1, 0.21) == 2.0
+    assert metrics.quantile(v1, w1, 0.6) == 2.0
+    assert metrics.quantile(v1, w1, 0.99) == 5.0
+    assert math.isnan(metrics.quantile(np.zeros(0), np.zeros(0), 0.5))
 
 
 def test_agreement_checks_apply_the_issue_targets():
-    a = compare.metrics(raw())
+    a = metrics.metrics(raw())
     # utilisation -1.5 pp, shares within 5%, p50 +0.5 ms (< 2 ms), drops +10%
-    b = compare.metrics(
+    b = metrics.metrics(
         raw(
             departed_bytes=11_812_500.0,
             flow_bytes=[6_100_000.0, 5_000_000.0],
@@ -80,7 +80,7 @@ def test_agreement_checks_apply_the_issue_targets():
             drops=88,
         )
     )
-    checks = {c.metric: c for c in compare.compare_metrics(a, b, ["cubic", "dctcp"])}
+    checks = {c.metric: c for c in metrics.compare_metrics(a, b, ["cubic", "dctcp"])}
     assert checks["utilisation"].ok is True
     assert checks["utilisation"].diff == "-1.50 pp"
     assert checks["goodput share cubic"].ok is True
@@ -89,7 +89,7 @@ def test_agreement_checks_apply_the_issue_targets():
     assert checks["sojourn mean"].ok is None  # reported, no target
     assert "mark probability" not in checks  # both zero: nothing to compare
 
-    c = compare.metrics(
+    c = metrics.metrics(
         raw(
             departed_bytes=11_000_000.0,  # -8 pp
             flow_bytes=[4_000_000.0, 6_000_000.0],  # shares swap
@@ -97,7 +97,7 @@ def test_agreement_checks_apply_the_issue_targets():
             drops=200,
         )
     )
-    checks = {c.metric: c for c in compare.compare_metrics(a, c, ["cubic", "dctcp"])}
+    checks = {c.metric: c for c in metrics.compare_metrics(a, c, ["cubic", "dctcp"])}
     assert not checks["utilisation"].ok
     assert not checks["goodput share cubic"].ok
     assert not checks["sojourn p50"].ok
@@ -105,23 +105,23 @@ def test_agreement_checks_apply_the_issue_targets():
 
 
 def test_sojourn_tolerance_is_15_percent_or_2_ms():
-    a = compare.metrics(raw(sojourn_ms=np.array([40.0]), sojourn_weight=np.array([1.0])))
-    ok = compare.metrics(raw(sojourn_ms=np.array([45.9]), sojourn_weight=np.array([1.0])))
-    bad = compare.metrics(raw(sojourn_ms=np.array([46.1]), sojourn_weight=np.array([1.0])))
-    assert {c.metric: c.ok for c in compare.compare_metrics(a, ok, ["x"])}["sojourn p50"]
-    assert not {c.metric: c.ok for c in compare.compare_metrics(a, bad, ["x"])}["sojourn p50"]
-    small = compare.metrics(raw(sojourn_ms=np.array([1.0]), sojourn_weight=np.array([1.0])))
-    near = compare.metrics(raw(sojourn_ms=np.array([2.9]), sojourn_weight=np.array([1.0])))
-    assert {c.metric: c.ok for c in compare.compare_metrics(small, near, ["x"])}["sojourn p50"]
+    a = metrics.metrics(raw(sojourn_ms=np.array([40.0]), sojourn_weight=np.array([1.0])))
+    ok = metrics.metrics(raw(sojourn_ms=np.array([45.9]), sojourn_weight=np.array([1.0])))
+    bad = metrics.metrics(raw(sojourn_ms=np.array([46.1]), sojourn_weight=np.array([1.0])))
+    assert {c.metric: c.ok for c in metrics.compare_metrics(a, ok, ["x"])}["sojourn p50"]
+    assert not {c.metric: c.ok for c in metrics.compare_metrics(a, bad, ["x"])}["sojourn p50"]
+    small = metrics.metrics(raw(sojourn_ms=np.array([1.0]), sojourn_weight=np.array([1.0])))
+    near = metrics.metrics(raw(sojourn_ms=np.array([2.9]), sojourn_weight=np.array([1.0])))
+    assert {c.metric: c.ok for c in metrics.compare_metrics(small, near, ["x"])}["sojourn p50"]
 
 
-def _row(name: str, ok: bool, ratio: float, scale: bool = False) -> compare.Row:
-    sc = next(s for s in compare.MATRIX if s.name == name)
-    a = compare.metrics(raw())
-    b = compare.metrics(raw(drops=80 if ok else 200, wall_s=0.5 * ratio))
+def _row(name: str, ok: bool, ratio: float, scale: bool = False) -> report.Row:
+    sc = next(s for s in matrix.MATRIX if s.name == name)
+    a = metrics.metrics(raw())
+    b = metrics.metrics(raw(drops=80 if ok else 200, wall_s=0.5 * ratio))
     a["_duration_s"] = 60.0
-    checks = compare.compare_metrics(a, b, ["newreno"])
-    return compare.Row(sc, checks, a, b, compare.speed_ratio(a, b), ["a note"])
+    checks = metrics.compare_metrics(a, b, ["newreno"])
+    return report.Row(sc, checks, a, b, metrics.speed_ratio(a, b), ["a note"])
 
 
 def test_markdown_has_header_both_values_differences_and_explanations(tmp_path: Path):
@@ -131,7 +131,7 @@ def test_markdown_has_header_both_values_differences_and_explanations(tmp_path: 
     ]
     header = {"date": "2030-01-01 00:00 UTC", "machine": "test box", "ccsim": "9.9", "ns-3": "3.44"}
     out = tmp_path / "RESULTS.md"
-    text = compare.write_markdown(rows, header, out)
+    text = report.write_markdown(rows, header, out)
     assert out.read_text() == text
     assert "- **machine**: test box" in text
     assert "- **ns-3**: 3.44" in text
@@ -145,28 +145,28 @@ def test_markdown_has_header_both_values_differences_and_explanations(tmp_path: 
     # the failing row links to its cause (written once, in CAUSES.md), the passing one
     # has no entry
     assert "- **reno-droptail-1bdp** (drop probability): [ns3-rto](CAUSES.md#ns3-rto)" in text
-    assert compare.CAUSES["ns3-rto"].text not in text
+    assert causes.CAUSES["ns3-rto"].text not in text
     assert "- **reno-pie-1** (" not in text
     assert "  - a note" in text
-    for line in compare.UNMATCHED:
+    for line in report.UNMATCHED:
         assert line in text
 
 
 def test_every_scenario_translates_to_both_simulators(tmp_path: Path):
     names = set()
-    for sc in compare.MATRIX:
+    for sc in matrix.MATRIX:
         names.add(sc.name)
         for quick in (False, True):
-            scenario = compare.ccsim_scenario(sc, quick)
+            scenario = translate.ccsim_scenario(sc, quick)
             ccsim.validate(scenario)  # a valid ccsim scenario
             assert len(scenario["flows"]) == sc.n_flows()
-            cfg = compare.ns3_config(sc, quick, tmp_path / "o.json", tmp_path / "o.bin")
+            cfg = translate.ns3_config(sc, quick, tmp_path / "o.json", tmp_path / "o.bin")
             flows = [line.split() for line in cfg.splitlines() if line.startswith("flow ")]
             assert len(flows) == sc.n_flows()
             # ccsim starts each flow one base RTT after ns-3 opens its connection
-            for f, (g, start) in zip(scenario["flows"], compare.flow_list(sc), strict=True):
+            for f, (g, start) in zip(scenario["flows"], model.flow_list(sc), strict=True):
                 assert f["start"] == f"{start + g.rtt_ms / 1000:.9f}s"
-            qdisc, _ = compare.ns3_queue_attrs(sc.queue)
+            qdisc, _ = translate.ns3_queue_attrs(sc.queue)
             assert f"qdisc {qdisc}" in cfg
             assert f"qattr MaxSize {sc.queue.limit}" in cfg
             buf = int(next(x for x in cfg.splitlines() if x.startswith("buf_bytes")).split()[1])
@@ -175,12 +175,12 @@ def test_every_scenario_translates_to_both_simulators(tmp_path: Path):
     assert {"reno-droptail-1bdp", "reno-droptail-0.25bdp", "reno-pie-1", "reno-pie-5"} <= names
     assert {"reno-pie-15", "cubic-dctcp-red-step", "cubic-pie-50"} <= names
     assert {f"cubic-codel-ecn-{r}ms" for r in (20, 80, 160, 300)} <= names
-    assert any(s.scale and s.n_flows() >= 200 and s.rate_mbps >= 1000 for s in compare.MATRIX)
+    assert any(s.scale and s.n_flows() >= 200 and s.rate_mbps >= 1000 for s in matrix.MATRIX)
 
 
 def test_pie_is_configured_as_linux_in_ns3():
-    q = next(s for s in compare.MATRIX if s.queue.kind == "pie").queue
-    qdisc, attrs = compare.ns3_queue_attrs(q)
+    q = next(s for s in matrix.MATRIX if s.queue.kind == "pie").queue
+    qdisc, attrs = translate.ns3_queue_attrs(q)
     a = dict(attrs)
     assert qdisc == "ns3::PieQueueDisc"
     assert a["UseDerandomization"] == "true"
@@ -213,7 +213,7 @@ def test_ns3_build_flags_from_the_wheels_cmake_config(tmp_path: Path, monkeypatc
     import importlib.metadata as md
 
     monkeypatch.setattr(md, "distribution", lambda name: Dist())
-    b = compare.find_ns3()
+    b = runner.find_ns3()
     assert b.root == root
     assert "NS3_BUILD_PROFILE_RELEASE" in b.defines
     assert 'PROJECT_SOURCE_PATH="/x"' in b.defines
@@ -227,17 +227,17 @@ def test_missing_ns3_is_bad_input(monkeypatch, capsys):
         raise md.PackageNotFoundError(name)
 
     monkeypatch.setattr(md, "distribution", missing)
-    assert cli.main(["compare", "ns3", "--quick"]) == cli.EXIT_BAD_INPUT
+    assert cli.main(["--quick"]) == 2
     assert "pip install '.[ns3]'" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
 def test_both_simulators_are_pinned_to_one_cpu_and_released_after():
     allowed = os.sched_getaffinity(0)
-    with compare.pinned_cpu(None) as cpu:
+    with runner.pinned_cpu(None) as cpu:
         assert cpu == max(allowed)
         assert os.sched_getaffinity(0) == {cpu}
     assert os.sched_getaffinity(0) == allowed
-    with pytest.raises(compare.Ns3Unavailable, match="--cpu 100000"), compare.pinned_cpu(100000):
+    with pytest.raises(runner.Ns3Unavailable, match="--cpu 100000"), runner.pinned_cpu(100000):
         pass
     assert os.sched_getaffinity(0) == allowed

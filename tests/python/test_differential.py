@@ -7,30 +7,55 @@ from __future__ import annotations
 
 import math
 import random
+import subprocess
+import sys
 
 import pytest
 
 import ccsim
-from ccsim import compare as C
-from ccsim import differential as D
-from helpers import run_cli
+from ccsim_ns3 import (
+    causes,
+    cli,
+    differential,
+    differential_report,
+    draws,
+    matrix,
+    metrics,
+    model,
+    probes,
+    runner,
+    translate,
+)
+from helpers import REPO, CliResult
+
+
+def run_harness(*args: object) -> CliResult:
+    """``python bench/compare.py ARGS``, the harness's command line, as a user runs it."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "compare.py"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
 def test_draw_is_deterministic_and_prefix_stable():
-    a = D.draw(12, seed=5)
-    b = D.draw(12, seed=5)
+    a = draws.draw(12, seed=5)
+    b = draws.draw(12, seed=5)
     assert [d.scenario for d in a] == [d.scenario for d in b]
     # scenario i depends on (seed, i) only: the first 4 of 12 are the 4 of a draw of 4
-    assert [d.scenario for d in D.draw(4, seed=5)] == [d.scenario for d in a[:4]]
-    assert [d.scenario for d in D.draw(12, seed=6)] != [d.scenario for d in a]
+    assert [d.scenario for d in draws.draw(4, seed=5)] == [d.scenario for d in a[:4]]
+    assert [d.scenario for d in draws.draw(12, seed=6)] != [d.scenario for d in a]
 
 
 def test_draw_stays_in_the_supported_space():
-    drawn = D.draw(200, seed=1)
+    drawn = draws.draw(200, seed=1)
     for d in drawn:
-        assert D.validate(d.scenario) == [], (d.scenario.name, D.validate(d.scenario))
+        assert draws.validate(d.scenario) == [], (d.scenario.name, draws.validate(d.scenario))
     kinds = {d.params["aqm"] for d in drawn}
-    assert kinds == set(D.AQMS)
+    assert kinds == set(draws.AQMS)
     assert any(d.params["shaper"] for d in drawn)
     assert any(d.params["udp"] for d in drawn)
     assert any(d.params["mixed_rtt"] for d in drawn)
@@ -46,46 +71,48 @@ def test_draw_stays_in_the_supported_space():
         keys = [(g.cc, g.rtt_ms, g.ecn) for g in sc.flows]
         assert len(keys) == len(set(keys))
         # bounded run length
-        pps = (sc.queue.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / C.WIRE_PACKET_BYTES
-        assert pps * sc.duration_s <= D.MAX_PACKETS * 1.001
-        assert sc.duration_s <= D.MAX_DURATION_S
+        pps = (sc.queue.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / model.WIRE_PACKET_BYTES
+        assert pps * sc.duration_s <= draws.MAX_PACKETS * 1.001
+        assert sc.duration_s <= draws.MAX_DURATION_S
         assert sc.measure[0] < sc.measure[1] == sc.duration_s
 
 
 def test_validate_rejects_unsupported_combinations():
-    sc = D.draw(1, seed=3)[0].scenario
+    sc = draws.draw(1, seed=3)[0].scenario
     from dataclasses import replace
 
     bad = replace(
-        sc, flows=(C.FlowGroup("dctcp", 20, count=2, ecn=True),), queue=C.Queue("pie", "1000p")
+        sc,
+        flows=(model.FlowGroup("dctcp", 20, count=2, ecn=True),),
+        queue=model.Queue("pie", "1000p"),
     )
-    assert "DCTCP without ECN step marking" in D.validate(bad)
-    bad = replace(sc, flows=(C.FlowGroup("vegas", 20),))
-    assert any("cc vegas" in x for x in D.validate(bad))
-    bad = replace(sc, queue=C.Queue("droptail", "10p", ecn=True))
-    assert "ECN DropTail" in D.validate(bad)
+    assert "DCTCP without ECN step marking" in draws.validate(bad)
+    bad = replace(sc, flows=(model.FlowGroup("vegas", 20),))
+    assert any("cc vegas" in x for x in draws.validate(bad))
+    bad = replace(sc, queue=model.Queue("droptail", "10p", ecn=True))
+    assert "ECN DropTail" in draws.validate(bad)
 
 
 def test_fq_hash_seed_is_collision_free_in_ccsim():
     for n in (1, 2, 17, 51):
-        seed = D.fq_hash_seed(n)
-        assert len({D.fq_bucket(i, seed) for i in range(n)}) == n
+        seed = draws.fq_hash_seed(n)
+        assert len({draws.fq_bucket(i, seed) for i in range(n)}) == n
     # the Python replica of ccsim's SplitMix64 (engine/rng.rs) on a known value
-    assert D.splitmix64(0) == 0xE220A8397B1DCDAF
+    assert draws.splitmix64(0) == 0xE220A8397B1DCDAF
 
 
 def test_duration_rule():
-    assert D.duration_for(1e6 / 12000) == D.MAX_DURATION_S  # 1 Mbps: as long as allowed
-    assert D.duration_for(20e6 / 12000) == D.MAX_DURATION_S  # 20 Mbps: 60 s, 100 k packets
-    assert D.duration_for(100e6 / 12000) == D.DURATION_S  # 100 Mbps: nominal
-    d = D.duration_for(1e9 / 12000)  # 1 Gbps: capped in packets
-    assert d * 1e9 / 12000 <= D.MAX_PACKETS
+    assert draws.duration_for(1e6 / 12000) == draws.MAX_DURATION_S  # 1 Mbps: as long as allowed
+    assert draws.duration_for(20e6 / 12000) == draws.MAX_DURATION_S  # 20 Mbps: 60 s, 100 k packets
+    assert draws.duration_for(100e6 / 12000) == draws.DURATION_S  # 100 Mbps: nominal
+    d = draws.duration_for(1e9 / 12000)  # 1 Gbps: capped in packets
+    assert d * 1e9 / 12000 <= draws.MAX_PACKETS
 
 
 def test_drawn_scenarios_translate_and_run_in_ccsim():
-    for d in D.draw(60, seed=1):
+    for d in draws.draw(60, seed=1):
         sc = d.scenario
-        cfg = C.ns3_config(sc, False, "/tmp/x.json", "/tmp/x.sojourn")  # type: ignore[arg-type]
+        cfg = translate.ns3_config(sc, False, "/tmp/x.json", "/tmp/x.sojourn")  # type: ignore[arg-type]
         assert cfg.count("\nflow ") == sc.n_flows()
         assert cfg.count("\nudp ") == len(sc.udp)
         assert "default ns3::CoDelQueueDisc::MinBytes 1501" in cfg
@@ -104,8 +131,8 @@ def test_drawn_scenarios_translate_and_run_in_ccsim():
         assert ("pie_accu_linux 1\n" in cfg) == (sc.queue.kind == "pie")
         assert "ece_latch_linux 1\n" in cfg  # Linux's ECE latch on the receivers
     # a short run of the slowest-link drawn scenario with UDP and a shaper, if any
-    d = next(d for d in D.draw(60, seed=1) if d.params["udp"])
-    scen = C.ccsim_scenario(d.scenario, False)
+    d = next(d for d in draws.draw(60, seed=1) if d.params["udp"])
+    scen = translate.ccsim_scenario(d.scenario, False)
     scen["duration"] = "2s"
     scen["measure"] = {"start": "1s", "end": "2s"}
     r = ccsim.run(scen)
@@ -136,46 +163,47 @@ def _cc(util=0.95, p50=10.0, p90=20.0, drop=0.01, mark=0.0, shares=(0.5, 0.5), w
 
 
 def test_differences_and_targets():
-    d = D.Drawn(D.draw(1, seed=2)[0].scenario, D.draw(1, seed=2)[0].params)
-    ok = D.make_result(d, _cc(), _cc(wall=1.0))
+    d = draws.Drawn(draws.draw(1, seed=2)[0].scenario, draws.draw(1, seed=2)[0].params)
+    ok = differential.make_result(d, _cc(), _cc(wall=1.0))
     assert ok.ok and ok.ratio == pytest.approx(100)
     assert ok.diffs["utilisation"]["diff"] == 0
-    bad = D.make_result(d, _cc(), _cc(util=0.90, p90=30.0, drop=0.02, wall=1.0))
+    bad = differential.make_result(d, _cc(), _cc(util=0.90, p90=30.0, drop=0.02, wall=1.0))
     assert {"utilisation", "sojourn p90", "drop probability"} <= set(bad.failed)
     assert bad.diffs["utilisation"]["diff"] == pytest.approx(-5.0)
     assert bad.diffs["utilisation"]["norm"] == pytest.approx(-2.5)
     assert bad.diffs["drop probability"]["diff"] == pytest.approx(100.0)
     assert "mark probability" not in bad.diffs  # neither marked
-    inf = D.differences(_cc(drop=0.0), _cc(drop=0.01))
+    inf = metrics.differences(_cc(drop=0.0), _cc(drop=0.01))
     assert math.isfinite(inf["drop probability"]["norm"])
 
 
 def test_report_states_the_fraction_and_links_causes(tmp_path):
-    drawn = D.draw(4, seed=3)
+    drawn = draws.draw(4, seed=3)
     results = []
     for i, d in enumerate(drawn):
         ns = _cc(wall=1.0) if i % 2 == 0 else _cc(util=0.85, wall=2.0)
-        results.append(D.make_result(d, _cc(), ns))
+        results.append(differential.make_result(d, _cc(), ns))
     results[1].causes = ["ns3-rto"]
     header = {"date": "today", "machine": "m", "ccsim": "x", "ns-3": "3.44", "requested": 60}
-    text = D.write_markdown(results, header, tmp_path / "DIFFERENTIAL.md")
+    text = differential_report.write_markdown(results, header, tmp_path / "DIFFERENTIAL.md")
     assert "50 % of the random scenarios are within every target" in text
     assert "4 run of 60 requested" in text
     assert "minimum 100\u00d7, median 150\u00d7" in text
     assert "[ns3-rto](CAUSES.md#ns3-rto)" in text
     assert "not yet explained" in text  # results[3] has no cause
     assert (tmp_path / "differential" / "utilisation.png").exists()
-    causes = C.write_causes(tmp_path / "CAUSES.md")
-    for key in C.CAUSES:
-        assert causes.count(f'<a id="{key}"></a>') == 1
+    # bench/CAUSES.md (hand-written) defines each cause once, with an anchor
+    causes_md = causes.CAUSES_FILE.read_text()
+    for key in causes.CAUSES:
+        assert causes_md.count(f'<a id="{key}"></a>') == 1
     # every cause a matrix row or a rule refers to exists
-    for keys, _ in C.EXPLANATIONS.values():
-        assert set(keys) <= set(C.CAUSES)
-    assert {k for k, _ in D.CAUSE_RULES} <= set(C.CAUSES)
+    for keys, _ in matrix.EXPLANATIONS.values():
+        assert set(keys) <= set(causes.CAUSES)
+    assert {k for k, _ in differential.CAUSE_RULES} <= set(causes.CAUSES)
 
 
 def test_cli_parses_random():
-    p = C.build_parser()
+    p = cli.build_parser()
     a = p.parse_args(["--random"])
     assert a.random == 60 and a.seed == 1 and a.replicates is None  # per scenario
     a = p.parse_args(["--random", "5", "--seed", "9", "--replicates", "1"])
@@ -186,13 +214,17 @@ def test_replicates_fit_a_packet_budget():
     # Paired runs per scenario: as many as fit in 900 k bottleneck packets, 3 to 10; a
     # count asked for is used as it is.
     by_pkts = {}
-    for d in D.draw(60, 1):
+    for d in draws.draw(60, 1):
         sc = d.scenario
-        pps = (sc.queue.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / C.WIRE_PACKET_BYTES
-        by_pkts[sc.name] = (pps * sc.duration_s, D.replicates_for(sc), D.replicates_for(sc, 1))
+        pps = (sc.queue.shaper_mbps or sc.rate_mbps) * 1e6 / 8 / model.WIRE_PACKET_BYTES
+        by_pkts[sc.name] = (
+            pps * sc.duration_s,
+            draws.replicates_for(sc),
+            draws.replicates_for(sc, 1),
+        )
     for pkts, reps, fixed in by_pkts.values():
         assert fixed == 1
-        assert D.REPLICATES <= reps <= D.MAX_REPLICATES
+        assert draws.REPLICATES <= reps <= draws.MAX_REPLICATES
         assert reps == max(3, min(10, int(900_000 // pkts)))
     # r1-37 (1.1 Mbps for 60 s, 5.5 k packets) gets 10; r1-09 (240 Mbps, 300 k) 3.
     assert by_pkts["r1-37"][1] == 10 and by_pkts["r1-09"][1] == 3
@@ -210,11 +242,11 @@ def test_cli_rejects_nonsense_counts(args, message, tmp_path):
     """argparse's usage and one error line naming the option, exit status 2, nothing
     written (checked before any build or run)."""
     out = tmp_path / "D.md"
-    result = run_cli("compare", "ns3", "--random", "5", *args, "-o", out)
+    result = run_harness("--random", "5", *args, "-o", out)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.strip().splitlines()[-1].endswith(message)
     assert not out.exists()
-    result = run_cli("compare", "ns3", "--random", "0", "-o", out)
+    result = run_harness("--random", "0", "-o", out)
     assert result.returncode == 2
     assert (
         result.stderr.strip()
@@ -229,7 +261,7 @@ def test_pool_means_the_rates_and_sums_the_counts():
     b["arrivals"] = 3000
     b["drops"] = 120
     b["_extra"] = {"retransmits": 7, "timeouts": 2}
-    m = D.pool([a, b])
+    m = differential.pool([a, b])
     assert m["utilisation"] == pytest.approx(0.93)
     assert m["group_share"] == pytest.approx([0.3, 0.7])
     assert (m["sojourn_p50_ms"], m["sojourn_p90_ms"]) == pytest.approx((12.0, 25.0))
@@ -238,19 +270,21 @@ def test_pool_means_the_rates_and_sums_the_counts():
     assert m["drop_probability"] == pytest.approx(130 / 4000)
     assert m["_extra"]["retransmits"] == 8 and m["_extra"]["timeouts"] == 2
     assert m["wall_s"] == 2.0  # the default (first) run's, for the speed ratio
-    assert D.pool([a]) is a
+    assert differential.pool([a]) is a
 
 
 def test_paired_runs_decide_the_row_and_the_single_runs_are_reported(tmp_path):
-    d = D.draw(1, seed=2)[0]
+    d = draws.draw(1, seed=2)[0]
     # one unlucky default pair (ns-3 5 pp below), two pairs that agree: the means agree
     cc_runs = [_cc(util=0.95), _cc(util=0.93), _cc(util=0.97)]
     ns_runs = [_cc(util=0.90, wall=1.0), _cc(util=0.955), _cc(util=0.985)]
-    r = D.make_result(d, D.pool(cc_runs), D.pool(ns_runs), runs=(cc_runs, ns_runs))
+    r = differential.make_result(
+        d, differential.pool(cc_runs), differential.pool(ns_runs), runs=(cc_runs, ns_runs)
+    )
     assert r.ok and r.single_failed == ["utilisation"]
     assert [x["utilisation"] for x in r.replicates["ns3"]] == [0.90, 0.955, 0.985]
     header = {"requested": 1, "replicates": 3}
-    text = D.write_markdown([r], header, tmp_path / "D.md", plots=False)
+    text = differential_report.write_markdown([r], header, tmp_path / "D.md", plots=False)
     assert "100 % of the random scenarios are within every target" in text
     assert "mean over 3 paired runs" in text
     assert "On the default runs alone, one run each: 0 % within every target (0 of 1)" in text
@@ -261,7 +295,7 @@ def test_two_cpu_runner_pairs_each_default_run_with_its_replicates(monkeypatch, 
     run (with ccsim's timed runs) comes before its paired runs, a scenario whose default
     run fails gets no paired runs, one whose paired run fails is not complete, and no
     new scenario starts after the budget."""
-    drawn = D.draw(4, seed=5)
+    drawn = draws.draw(4, seed=5)
     calls: list[tuple[str, str]] = []
 
     def fake_ns3(sc, quick, exe, work, timeout_s=None, patch_config=None, tag=""):
@@ -272,22 +306,26 @@ def test_two_cpu_runner_pairs_each_default_run_with_its_replicates(monkeypatch, 
             raise RuntimeError("ns-3 run failed (6)")
         return _cc()
 
-    monkeypatch.setattr(C, "run_ns3", fake_ns3)
-    monkeypatch.setattr(C, "run_ccsim", lambda sc, quick, like=None: ("result", [0.01]))
+    monkeypatch.setattr(runner, "run_ns3", fake_ns3)
+    monkeypatch.setattr(runner, "run_ccsim", lambda sc, quick, like=None: ("result", [0.01]))
     lines: list[str] = []
     # scenario 0 has 4 paired runs, the others 3: each gets its own count
     reps = [4, 3, 3, 3]
-    runner = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, reps, [None, None], lines.append, None)
-    runner.run()
-    assert [runner.complete(i) for i in range(4)] == [True, False, False, True]
+    ns3_runs = runner.ParallelNs3Runs(
+        drawn, tmp_path / "x", tmp_path, reps, [None, None], lines.append, None
+    )
+    ns3_runs.run()
+    assert [ns3_runs.complete(i) for i in range(4)] == [True, False, False, True]
     for d in drawn:
         tags = [t for n, t in calls if n == d.scenario.name]
         assert tags[0] == ""  # the default run first
     assert [t for n, t in calls if n == drawn[1].scenario.name] == [""]
     assert sorted(t for n, t in calls if n == drawn[3].scenario.name) == ["", ".0", ".1"]
     assert sorted(t for n, t in calls if n == drawn[0].scenario.name) == ["", ".0", ".1", ".2"]
-    assert set(runner.errors) == {1, 2}
-    late = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, [2] * 4, [None], lines.append, -1.0)
+    assert set(ns3_runs.errors) == {1, 2}
+    late = runner.ParallelNs3Runs(
+        drawn, tmp_path / "x", tmp_path, [2] * 4, [None], lines.append, -1.0
+    )
     late.run()
     assert late.skipped == {0, 1, 2, 3} and not any(late.complete(i) for i in range(4))
 
@@ -305,16 +343,16 @@ def _ns3_installed() -> bool:
 @pytest.mark.skipif(not _ns3_installed(), reason="ns-3 (pip install '.[ns3]') is not installed")
 def test_one_random_scenario_in_both_simulators(tmp_path):  # pragma: no cover - needs ns-3
     try:
-        build = C.find_ns3()
-        source = C.find_source()
-    except C.Ns3Unavailable as exc:
+        build = runner.find_ns3()
+        source = runner.find_source()
+    except runner.Ns3Unavailable as exc:
         pytest.skip(str(exc))
-    d = min(D.draw(60, seed=1), key=lambda d: d.scenario.rate_mbps * d.scenario.duration_s)
-    exe = C.build_ns3_program(build, source, tmp_path / "dumbbell")
-    res, walls = C.run_ccsim(d.scenario, False, repeats=1)
-    cc = C.ccsim_metrics(d.scenario, res, walls)
-    ns = C.run_ns3(d.scenario, False, exe, tmp_path)
-    r = D.make_result(d, cc, ns)
+    d = min(draws.draw(60, seed=1), key=lambda d: d.scenario.rate_mbps * d.scenario.duration_s)
+    exe = runner.build_ns3_program(build, source, tmp_path / "dumbbell")
+    res, walls = runner.run_ccsim(d.scenario, False, repeats=1)
+    cc = runner.ccsim_metrics(d.scenario, res, walls)
+    ns = runner.run_ns3(d.scenario, False, exe, tmp_path)
+    r = differential.make_result(d, cc, ns)
     assert set(r.diffs) >= {"utilisation", "sojourn p50", "sojourn p90"}
 
 
@@ -326,16 +364,16 @@ def test_ns3_corrections_take_effect(tmp_path):  # pragma: no cover - needs ns-3
     from dataclasses import replace
 
     try:
-        build = C.find_ns3()
-        source = C.find_source()
-    except C.Ns3Unavailable as exc:
+        build = runner.find_ns3()
+        source = runner.find_source()
+    except runner.Ns3Unavailable as exc:
         pytest.skip(str(exc))
-    exe = C.build_ns3_program(build, source, tmp_path / "dumbbell")
-    drawn = {d.scenario.name: d.scenario for d in D.draw(60, seed=1)}
+    exe = runner.build_ns3_program(build, source, tmp_path / "dumbbell")
+    drawn = {d.scenario.name: d.scenario for d in draws.draw(60, seed=1)}
     checks = {}
     for name in ("r1-56", "r1-35"):
         sc = replace(drawn[name], duration_s=10.0, measure=(5.0, 10.0))
-        checks[name] = C.run_ns3(sc, False, exe, tmp_path)["_extra"]["checks"]
+        checks[name] = runner.run_ns3(sc, False, exe, tmp_path)["_extra"]["checks"]
     for ch in checks.values():
         # device_pull: every packet on the wire was pulled by a wake our callback ran
         # when the wire was idle, and the wake ns-3 schedules as a packet leaves the
@@ -351,49 +389,49 @@ def test_ns3_corrections_take_effect(tmp_path):  # pragma: no cover - needs ns-3
 def test_cause_rules_cover_the_metrics_they_explain():
     from dataclasses import replace
 
-    d = D.draw(1, seed=4)[0]
+    d = draws.draw(1, seed=4)[0]
     sc = replace(
         d.scenario,
         rate_mbps=20,
-        queue=C.Queue(
+        queue=model.Queue(
             "codel", "1000p", target_ms=5, interval_ms=100, shaper_mbps=8, shaper_burst_bytes=10_000
         ),
         duration_s=60,
         measure=(20, 60),
     )
-    dd = D.Drawn(sc, d.params)
+    dd = draws.Drawn(sc, d.params)
     # a longer queue in ns-3 behind the token bucket, and 20 against 25 drops: since ccsim's
     # shaper holds the peek-dequeued packet as Linux and ns-3 do, a token bucket explains
     # nothing by itself (ns3-tbf-peek is fixed), so the delay gaps stay unexplained
     cc, ns = _cc(p50=10, p90=20, drop=0.020), _cc(p50=20, p90=40, drop=0.025, wall=1.0)
-    r = D.make_result(dd, cc, ns)
+    r = differential.make_result(dd, cc, ns)
     assert {"sojourn p50", "sojourn p90", "drop probability"} <= set(r.failed)
     assert "ns3-tbf-peek" not in r.causes
     assert {"sojourn p50", "sojourn p90"} <= set(r.unexplained)
     # utilisation is not the token bucket's doing: left unexplained
-    r = D.make_result(dd, cc, _cc(util=0.80, p50=20, p90=40, wall=1.0))
+    r = differential.make_result(dd, cc, _cc(util=0.80, p50=20, p90=40, wall=1.0))
     assert "utilisation" in r.unexplained
     # many more ns-3 RTOs account for every metric
     ns = _cc(util=0.80, wall=1.0)
     ns["_extra"] = {"retransmits": 500, "timeouts": 40}
-    r = D.make_result(dd, cc, ns)
+    r = differential.make_result(dd, cc, ns)
     assert "ns3-timeouts" in r.causes and r.unexplained == []
 
 
 def test_counterfactual_and_spread_probes_explain_only_what_they_remove():
     from dataclasses import replace
 
-    d0 = D.draw(1, seed=4)[0]
+    d0 = draws.draw(1, seed=4)[0]
     sc = replace(
         d0.scenario,
         rate_mbps=20,
-        queue=C.Queue("droptail", "100p"),
+        queue=model.Queue("droptail", "100p"),
         duration_s=60,
         measure=(20, 60),
     )
-    d = D.Drawn(sc, d0.params)
+    d = draws.Drawn(sc, d0.params)
     cc, ns = _cc(drop=0.010, p50=10), _cc(drop=0.015, p50=20, wall=1.0)
-    r = D.make_result(d, cc, ns)
+    r = differential.make_result(d, cc, ns)
     assert {"drop probability", "sojourn p50"} <= set(r.failed)
     # ccsim with ns-3's FQ-CoDel backlog test loses the drop miss and adds none: explained
     r.probes = {
@@ -404,9 +442,9 @@ def test_counterfactual_and_spread_probes_explain_only_what_they_remove():
             }
         }
     }
-    rule = D.CAUSE_RULES_BY_KEY["ns3-fqcodel-flow-backlog"]
+    rule = differential.CAUSE_RULES_BY_KEY["ns3-fqcodel-flow-backlog"]
     assert "drop probability" in rule(d.scenario, r)
-    assert D.uncovered(d.scenario, r) == [m for m in r.failed if m != "drop probability"]
+    assert differential.uncovered(d.scenario, r) == [m for m in r.failed if m != "drop probability"]
     # a counterfactual that moves a miss elsewhere (a new miss) is no evidence
     r.probes["counterfactual"]["ns3-fqcodel-flow-backlog"]["outside"] = [
         "sojourn p50",
@@ -415,41 +453,41 @@ def test_counterfactual_and_spread_probes_explain_only_what_they_remove():
     assert rule(d.scenario, r) == frozenset()
     # ns-3's value inside ccsim's run-to-run spread
     r.probes = {"perturbed": {"runs": 8, "within": ["sojourn p50"]}}
-    assert "run-to-run" in D.classify(d.scenario, r)
-    assert "sojourn p50" not in D.uncovered(d.scenario, r)
+    assert "run-to-run" in differential.classify(d.scenario, r)
+    assert "sojourn p50" not in differential.uncovered(d.scenario, r)
 
 
 def test_probe_runs_ccsim_counterfactuals_and_perturbed_starts():
     from dataclasses import replace
 
-    d = min(D.draw(60, seed=1), key=lambda d: d.scenario.rate_mbps * d.scenario.duration_s)
-    fq = C.Queue(
+    d = min(draws.draw(60, seed=1), key=lambda d: d.scenario.rate_mbps * d.scenario.duration_s)
+    fq = model.Queue(
         "fq_codel",
         "10240p",
         target_ms=5,
         interval_ms=100,
-        hash_seed=D.fq_hash_seed(d.scenario.n_flows()),
+        hash_seed=draws.fq_hash_seed(d.scenario.n_flows()),
     )
     sc = replace(d.scenario, queue=fq, duration_s=6.0, measure=(2.0, 6.0))
-    dd = D.Drawn(sc, d.params)
-    res, walls = C.run_ccsim(sc, False, repeats=1)
-    cc = C.ccsim_metrics(sc, res, walls)
+    dd = draws.Drawn(sc, d.params)
+    res, walls = runner.run_ccsim(sc, False, repeats=1)
+    cc = runner.ccsim_metrics(sc, res, walls)
     ns = dict(cc, utilisation=cc["utilisation"] - 0.5, sojourn_p50_ms=cc["sojourn_p50_ms"])
-    r = D.make_result(dd, cc, ns)
+    r = differential.make_result(dd, cc, ns)
     assert "utilisation" in r.failed
-    p = D.probe(sc, r, cc, ns)
+    p = probes.probe(sc, r, cc, ns)
     assert "utilisation" in p["counterfactual"]["ns3-fqcodel-flow-backlog"]["outside"]
-    assert p["perturbed"] == {"runs": D.PERTURBED_RUNS, "within": []}
+    assert p["perturbed"] == {"runs": probes.PERTURBED_RUNS, "within": []}
     # the perturbed reruns differ from the default run only in their starts, RTTs and seed
-    one = D._ccsim_run(sc, None, 0)
+    one = runner.run_ccsim_variant(sc, None, 0)
     assert one["utilisation"] == pytest.approx(cc["utilisation"], abs=0.05)
 
 
 def test_ns3_perturbation_shifts_starts_as_ccsims_and_its_spread_counts():
-    d = D.draw(60, seed=1)[0]
+    d = draws.draw(60, seed=1)[0]
     sc = d.scenario
     text = "seed 5\nflow ns3::TcpCubic 22000000 0 0\nflow ns3::TcpCubic 22000000 0 500\nx 1\n"
-    out = D._perturbed_ns3_config(sc, 2)(text).splitlines()
+    out = draws.perturbed_ns3_config(sc, 2)(text).splitlines()
     assert out[0] == "seed 8" and out[3] == "x 1"
     starts = [int(line.split()[-1]) for line in out[1:3]]
     rtts = [int(line.split()[2]) for line in out[1:3]]
@@ -457,17 +495,17 @@ def test_ns3_perturbation_shifts_starts_as_ccsims_and_its_spread_counts():
     rng = random.Random(f"{sc.name}:2")
     want_starts, want_rtts = [], []
     for base in (0, 500):
-        want_starts.append(round(rng.uniform(0, D.PERTURB_START_S) * 1e9) + base)
-        want_rtts.append(round(rng.uniform(0, D.PERTURB_RTT_S) * 1e9) + 22_000_000)
+        want_starts.append(round(rng.uniform(0, draws.PERTURB_START_S) * 1e9) + base)
+        want_rtts.append(round(rng.uniform(0, draws.PERTURB_RTT_S) * 1e9) + 22_000_000)
     assert starts == want_starts and rtts == want_rtts
     assert all(0 <= s - b <= 100_000_000 for s, b in zip(starts, (0, 500), strict=True))
     assert all(22_000_000 <= r <= 22_500_000 for r in rtts)
     # ccsim's value inside ns-3's perturbed range explains the miss as run-to-run
-    r = D.make_result(d, _cc(p50=10), _cc(p50=20, wall=1.0))
-    assert "sojourn p50" in D.uncovered(sc, r)
+    r = differential.make_result(d, _cc(p50=10), _cc(p50=20, wall=1.0))
+    assert "sojourn p50" in differential.uncovered(sc, r)
     r.probes = {"perturbed_ns3": {"runs": 6, "within": ["sojourn p50"]}}
-    assert "run-to-run" in D.classify(sc, r)
-    assert "sojourn p50" not in D.uncovered(sc, r)
+    assert "run-to-run" in differential.classify(sc, r)
+    assert "sojourn p50" not in differential.uncovered(sc, r)
 
 
 def test_two_cpu_runner_stops_starting_runs_on_an_interrupt(monkeypatch, tmp_path):
@@ -475,7 +513,7 @@ def test_two_cpu_runner_stops_starting_runs_on_an_interrupt(monkeypatch, tmp_pat
     import signal
     import time
 
-    drawn = D.draw(3, seed=5)
+    drawn = draws.draw(3, seed=5)
     calls: list[str] = []
 
     def fake_ns3(sc, quick, exe, work, timeout_s=None, patch_config=None, tag=""):
@@ -485,13 +523,15 @@ def test_two_cpu_runner_stops_starting_runs_on_an_interrupt(monkeypatch, tmp_pat
         time.sleep(0.5)  # main polls its workers every 0.1 s
         return _cc()
 
-    monkeypatch.setattr(C, "run_ns3", fake_ns3)
-    monkeypatch.setattr(C, "run_ccsim", lambda sc, quick, like=None: ("result", [0.01]))
+    monkeypatch.setattr(runner, "run_ns3", fake_ns3)
+    monkeypatch.setattr(runner, "run_ccsim", lambda sc, quick, like=None: ("result", [0.01]))
     reps = [2] * len(drawn)
-    runner = D._Ns3Runs(drawn, tmp_path / "x", tmp_path, reps, [None], lambda _: None, None)
+    ns3_runs = runner.ParallelNs3Runs(
+        drawn, tmp_path / "x", tmp_path, reps, [None], lambda _: None, None
+    )
     with pytest.raises(KeyboardInterrupt):
-        runner.run()
-    for t in runner.threads:
+        ns3_runs.run()
+    for t in ns3_runs.threads:
         t.join(5)
-    assert not any(t.is_alive() for t in runner.threads)
+    assert not any(t.is_alive() for t in ns3_runs.threads)
     assert calls == [drawn[0].scenario.name]  # no run started after the interrupt

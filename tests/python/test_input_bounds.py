@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import ccsim
-from ccsim.sweep_spec import MAX_INPUT_BYTES, MAX_RUNS, SweepError, expand, load_sweep
+from ccsim.scenario import MAX_INPUT_BYTES, SweepError
+from ccsim.sweeps.spec import MAX_RUNS, expand, load_sweep
 from helpers import EXAMPLES, run_cli, snapshot
 
 NEWRENO = EXAMPLES / "single_newreno.toml"

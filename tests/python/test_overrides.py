@@ -10,7 +10,7 @@ import pytest
 
 import ccsim
 from ccsim import cli
-from ccsim.sweep_spec import SweepError, apply_overrides, parse_override
+from ccsim.scenario import SweepError, apply_overrides, parse_override
 from helpers import EXAMPLES
 
 SCENARIO = """duration = "4s"

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import ccsim
-from ccsim.sweep_store import WALL_CLOCK_COLUMNS, read_series
+from ccsim.sweeps.store import WALL_CLOCK_COLUMNS, read_series
 from helpers import run_cli, tables_equal
 
 distributed = pytest.importorskip("distributed")

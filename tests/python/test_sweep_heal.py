@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import ccsim
-from ccsim.sweep_store import WALL_CLOCK_COLUMNS, read_results, read_series
+from ccsim.sweeps.store import WALL_CLOCK_COLUMNS, read_results, read_series
 from helpers import run_cli, tables_equal
 
 SWEEP = """

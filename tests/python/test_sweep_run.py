@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import ccsim
-from ccsim import sweep_exec
-from ccsim.sweep_store import read_results, read_series
+from ccsim.sweeps import execution
+from ccsim.sweeps.store import read_results, read_series
 from helpers import EXAMPLES, run_cli, snapshot, tables_equal
 
 SWEEP = """\
@@ -106,14 +106,14 @@ def test_an_exception_from_the_core_is_a_failed_run(tmp_path: Path, monkeypatch)
     class FakePanic(BaseException):  # like pyo3's PanicException: not an Exception
         pass
 
-    real = sweep_exec.simulate
+    real = execution.simulate
 
     def flaky(text, series, progress=None):
         if '"beta":0.7' in text:
             raise FakePanic("index out of bounds")
         return real(text, series, progress)
 
-    monkeypatch.setattr(sweep_exec, "simulate", flaky)
+    monkeypatch.setattr(execution, "simulate", flaky)
     report = ccsim.sweep(write_sweep(tmp_path), tmp_path / "out", jobs=2)
     assert report.failed == 4 and report.exit_status == 3
     errors = [e for e in report.results.column("error").to_pylist() if e]
@@ -302,18 +302,18 @@ def test_example_sweep_and_its_plot(tmp_path: Path):
 
 
 def test_retry_failed_runs_only_the_failed_ones(tmp_path: Path, monkeypatch):
-    real = sweep_exec.simulate
+    real = execution.simulate
 
     def broken(text, series, progress=None):
         if '"limit":"1.0bdp"' in text:
             raise RuntimeError("simulated crash")
         return real(text, series, progress)
 
-    monkeypatch.setattr(sweep_exec, "simulate", broken)
+    monkeypatch.setattr(execution, "simulate", broken)
     sweep_file = write_sweep(tmp_path)
     first = ccsim.sweep(sweep_file, tmp_path / "out", jobs=2)
     assert first.failed == 4
-    monkeypatch.setattr(sweep_exec, "simulate", real)
+    monkeypatch.setattr(execution, "simulate", real)
     again = ccsim.sweep(sweep_file, tmp_path / "out", jobs=2)
     assert (again.ran, again.failed) == (0, 4)  # failed runs count as done...
     retried = ccsim.sweep(sweep_file, tmp_path / "out", jobs=2, retry_failed=True)

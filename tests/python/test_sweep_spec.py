@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ccsim.sweep_spec import (
-    KeyPath,
-    SweepError,
-    derive_seed,
-    load_sweep,
-    set_path,
-)
+from ccsim.scenario import KeyPath, SweepError, set_path
+from ccsim.sweeps.spec import derive_seed, load_sweep
 
 BASE = {
     "duration": "2s",

@@ -12,9 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import ccsim
-from ccsim import output, sweep_exec, sweep_store
-from ccsim.sweep_spec import all_series, load_sweep
-from ccsim.sweep_store import WALL_CLOCK_COLUMNS, SweepStore, read_results, read_series
+from ccsim import output
+from ccsim.sweeps import execution, runner
+from ccsim.sweeps import store as sweep_store
+from ccsim.sweeps.spec import all_series, load_sweep
+from ccsim.sweeps.store import WALL_CLOCK_COLUMNS, SweepStore, read_results, read_series
 from helpers import run_cli, tables_equal
 
 # DCTCP reports its alpha in cc_vars; RED marks, so cc_reductions has ECN (and loss) rows.
@@ -128,7 +130,7 @@ def _store(tmp_path: Path, **flush) -> tuple[SweepStore, list]:
 
 
 def _outcome(spec, series=("flow_series",)):
-    return sweep_exec.execute(spec.run, spec.scenario_json, series)
+    return execution.execute(spec.run, spec.scenario_json, series)
 
 
 def test_a_batch_is_flushed_by_size_or_by_time(tmp_path: Path, monkeypatch):
@@ -197,7 +199,7 @@ def test_reopening_removes_what_a_killed_sweep_left_half_written(tmp_path: Path)
 
 def test_ctrl_c_writes_every_finished_run(tmp_path: Path, monkeypatch):
     calls = {"n": 0}
-    real = sweep_exec._Progress.advance
+    real = runner._Progress.advance
 
     def interrupt_third(self, outcome):
         real(self, outcome)
@@ -205,13 +207,13 @@ def test_ctrl_c_writes_every_finished_run(tmp_path: Path, monkeypatch):
         if calls["n"] == 3:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(sweep_exec._Progress, "advance", interrupt_third)
+    monkeypatch.setattr(runner._Progress, "advance", interrupt_third)
     out = tmp_path / "out"
     with pytest.raises(KeyboardInterrupt):
         ccsim.sweep(SWEEP_12, out, jobs=1)  # batches of 500 runs: none full yet
     done = set(pq.read_table(out / "runs", columns=["run"]).column("run").to_pylist())
     assert {0, 1, 2} <= done and len(done) < 12
-    monkeypatch.setattr(sweep_exec._Progress, "advance", real)
+    monkeypatch.setattr(runner._Progress, "advance", real)
     again = ccsim.sweep(SWEEP_12, out, jobs=2)
     assert (again.skipped, again.ran, again.failed) == (len(done), 12 - len(done), 0)
     assert again.results.column("run").to_pylist() == list(range(12))

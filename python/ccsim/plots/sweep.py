@@ -21,8 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ccsim.plots.style import DEFAULT_FORMATS, legend_right, new_figure, save, styled
-from ccsim.sweep_spec import RESERVED_COLUMNS, Sweep, SweepError
-from ccsim.sweep_store import PLOT_FILE
+from ccsim.scenario import SweepError
+from ccsim.sweeps.spec import RESERVED_COLUMNS, Sweep
+from ccsim.sweeps.store import PLOT_FILE
 
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 

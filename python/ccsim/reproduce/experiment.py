@@ -36,14 +36,8 @@ from ccsim.reproduce.metrics import (
     tables_used,
 )
 from ccsim.reproduce.models import MODELS
-from ccsim.sweep_spec import (
-    RESERVED_COLUMNS,
-    SWEEP_KEYS,
-    Axis,
-    Sweep,
-    SweepError,
-    load_sweep,
-)
+from ccsim.scenario import SweepError
+from ccsim.sweeps.spec import RESERVED_COLUMNS, SWEEP_KEYS, Axis, Sweep, load_sweep
 
 if sys.version_info >= (3, 11):
     import tomllib

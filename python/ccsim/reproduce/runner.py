@@ -23,13 +23,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ccsim import __version__, sweep_exec
+from ccsim import __version__
 from ccsim.plots.figure import Curve, Marker, Panel, draw_figure, split_panels
 from ccsim.reproduce.experiment import MAIN, Experiment, relabel
 from ccsim.reproduce.metrics import add_metrics
 from ccsim.reproduce.models import MODELS
 from ccsim.reproduce.verdict import Verdict, evaluate
-from ccsim.sweep_store import read_series
+from ccsim.sweeps import runner as sweep_runner
+from ccsim.sweeps.store import read_series
 
 RECORD = "experiment.json"
 FORMAT = "ccsim-reproduce/1"
@@ -79,7 +80,7 @@ def run_experiment(exp: Experiment, out: Path, options: Options) -> dict[str, An
         sweep_file = home / f"{owner}-{tag}.sweep.json"
         doc = exp.sweep_document(name, options.quick)
         _write_text(sweep_file, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-        report = sweep_exec.sweep(
+        report = sweep_runner.sweep(
             sweep_file,
             home / tag,
             jobs=options.jobs,
