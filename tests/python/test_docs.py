@@ -1,4 +1,7 @@
-"""The documentation site (``mkdocs.yml``, ``docs/``) builds with warnings as errors."""
+"""The documentation site (``mkdocs.yml``, ``docs/``) builds with warnings as errors, the
+README's links into it land on real pages and headings, and the README's list of what
+ccsim can and cannot do is the site's, word for word. The code blocks of both are run by
+``test_readme.py``."""
 
 from __future__ import annotations
 
@@ -14,6 +17,8 @@ from helpers import REPO
 
 pytest.importorskip("mkdocs", reason="mkdocs is in the [test] extra")
 pytest.importorskip("material", reason="mkdocs-material is in the [test] extra")
+
+CAN_CANNOT = "## What it can and cannot do yet"
 
 
 @pytest.fixture(scope="module")
@@ -51,3 +56,37 @@ def test_site_builds_with_warnings_as_errors(site: Path) -> None:
     for page in pages:
         html = _html(site, page)
         assert html.is_file(), f"{page} was not built ({html})"
+
+
+def _readme_links() -> list[tuple[str, str]]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"\]\((docs/[^)#\s]+\.md)(?:#([^)\s]+))?\)", text)
+
+
+def test_readme_links_into_the_site_land(site: Path) -> None:
+    links = _readme_links()
+    assert len(links) >= 8, "the README should link into every part of the site"
+    for path, anchor in links:
+        page = REPO / path
+        assert page.is_file(), f"README links to {path}, which does not exist"
+        if not anchor:
+            continue
+        html = _html(site, Path(path).relative_to("docs"))
+        assert f'id="{anchor}"' in html.read_text(encoding="utf-8"), (
+            f"README links to {path}#{anchor}, a heading that page does not have"
+        )
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start : end if end >= 0 else len(text)].strip()
+
+
+def test_readme_and_site_say_the_same_about_what_ccsim_can_do() -> None:
+    readme = _section((REPO / "README.md").read_text(encoding="utf-8"), CAN_CANNOT)
+    home = _section((REPO / "docs/index.md").read_text(encoding="utf-8"), CAN_CANNOT)
+    # The README links into docs/; the site's pages link to each other.
+    assert readme.replace("](docs/", "](") == home, (
+        f"README.md's and docs/index.md's '{CAN_CANNOT}' differ: keep them identical"
+    )

