@@ -10,7 +10,8 @@ move to record the hashes, and after the last to compare:
 name the writing library's version in their metadata, so compare hashes made with the
 same pyarrow (the JSON records it). A sweep store's run tables record the worker and the
 wall times of each run: those columns are left out and the rows hashed in run order; every
-other file is hashed byte for byte.
+other file is hashed byte for byte. A store's part files are cut wherever parallel runs
+happened to finish, so each folder of parts is hashed as one table, rows in run order.
 """
 
 from __future__ import annotations
@@ -49,26 +50,45 @@ def produce(work: Path, only: str) -> None:
 VOLATILE = ("worker", "started_at", "finished_at", "wall_s")
 
 
-def _digest(p: Path) -> str:
-    """The file's bytes; for a sweep store's table (which records wall times), its rows in
-    run order without the volatile columns."""
+def _rows_digest(t) -> str:
+    """A table's rows in run order (stable), without the volatile columns."""
     import pyarrow as pa
+
+    t = t.drop_columns([c for c in VOLATILE if c in t.column_names])
+    if "run" in t.column_names:
+        t = t.take(pa.compute.sort_indices(t, [("run", "ascending")]))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, t.schema) as w:
+        w.write_table(t.combine_chunks())
+    return "rows:" + hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
+
+
+def _digest(p: Path) -> str:
+    """The file's bytes; for a sweep store's table (which records wall times), its rows."""
     import pyarrow.parquet as pq
 
     if "wall_s" not in pq.read_schema(p).names:
         return hashlib.sha256(p.read_bytes()).hexdigest()
-    t = pq.read_table(p)
-    t = t.drop_columns([c for c in VOLATILE if c in t.column_names])
-    if "run" in t.column_names:
-        t = t.sort_by("run")
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, t.schema) as w:
-        w.write_table(t)
-    return "rows:" + hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
+    return _rows_digest(pq.read_table(p))
 
 
 def hashes(work: Path) -> dict[str, str]:
-    return {str(p.relative_to(work)): _digest(p) for p in sorted(work.rglob("*.parquet"))}
+    """Per file; a sweep store's part files (`part-*.parquet`, split wherever the parallel
+    runs happened to finish) as one table per folder."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out: dict[str, str] = {}
+    parts: dict[Path, list[Path]] = {}
+    for p in sorted(work.rglob("*.parquet")):
+        if p.name.startswith("part-"):
+            parts.setdefault(p.parent, []).append(p)
+        else:
+            out[str(p.relative_to(work))] = _digest(p)
+    for folder, files in sorted(parts.items()):
+        t = pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
+        out[str(folder.relative_to(work)) + "/part-*"] = _rows_digest(t)
+    return out
 
 
 def main() -> int:
