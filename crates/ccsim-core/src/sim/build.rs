@@ -7,6 +7,7 @@ use crate::cc::{self, CongestionControl, Knob, KnobUnit};
 use crate::control::deadline::{DeadlineController, DeadlineParams};
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::engine::{serialisation_ns, Event, Scheduler};
+use crate::flow::{ConnTotals, FlowCounters, FlowDeadline, TcpFlow};
 use crate::net::link::{DelayLine, Link, NO_PCAP};
 use crate::net::packet::{PacketPool, TCP_IP_HEADER_BYTES};
 use crate::net::topology::Topology;
@@ -14,13 +15,13 @@ use crate::ppv::marker::{Marker, MarkerParams};
 use crate::ppv::tvf::Tvf;
 use crate::qdisc::{self, shaper, LinkInfo, QueueDisc};
 use crate::scenario::{
-    AlgoSpec, Direction, ParamValue, PpvScope, QdiscStateMode, Scenario, ScenarioError, TvfSpec,
+    AlgoSpec, Direction, ParamValue, PpvScope, Scenario, ScenarioError, TvfSpec,
 };
-use crate::stats::{QueueSnapshot, QueueStats};
+use crate::stats::QueueStats;
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
 use crate::tcp::sender::TcpSender;
 use crate::tcp::TcpConfig;
-use crate::trace::{Pcap, QdiscStateTrace, QueueEvents, Series};
+use crate::trace::Recorders;
 use crate::udp::UdpSource;
 
 /// Default access-link rate as a multiple of the bottleneck rate.
@@ -550,9 +551,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         }
     }
     let mut udp = Vec::with_capacity(n_udp);
-    let mut udp_groups = Vec::with_capacity(n_udp);
-    let mut udp_base_rtt_ns = Vec::with_capacity(n_udp);
-    for (gi, g) in sc.udp.iter().enumerate() {
+    for g in &sc.udp {
         for drawn in &g.drawn {
             udp.push(UdpSource {
                 flow: fid,
@@ -568,8 +567,6 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
                 bytes_sent: 0,
                 bytes_received: 0,
             });
-            udp_groups.push(gi as u32);
-            udp_base_rtt_ns.push(drawn.rtt.ns);
             fid += 1;
         }
     }
@@ -622,6 +619,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         }
         next_flow += count as usize;
     }
+    let rec = Recorders::new(sc, bottleneck, cc_names);
     let mut world = World {
         sched: Scheduler::new(),
         pool: PacketPool::new(),
@@ -640,66 +638,18 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         route_links: routes.concat(),
         tcp,
         udp,
-        udp_groups,
-        group_names: (
-            sc.flows.iter().map(|g| g.name.clone()).collect(),
-            sc.udp.iter().map(|g| g.name.clone()).collect(),
-        ),
-        udp_base_rtt_ns,
         counters: vec![FlowCounters::default(); n_flows],
         out_buf: Vec::with_capacity(64),
         drop_buf: Vec::with_capacity(8),
         mark_buf: Vec::with_capacity(8),
         bottleneck,
         duration_ns: sc.duration.ns,
-        stats_interval_ns: sc.stats_interval.ns,
-        measure_start_ns: sc.measure_start.ns,
-        measure_end_ns: sc.measure_end.ns,
         in_window: false,
-        series: Series::default(),
-        last_tick_bytes: vec![(0, 0); n_flows],
-        last_tick_queue: QueueSnapshot::default(),
-        win_start_bytes: vec![(0, 0); n_flows],
-        win_end_bytes: vec![(0, 0); n_flows],
-        win_start_queue: QueueSnapshot::default(),
-        win_end_queue: QueueSnapshot::default(),
         seed: sc.seed,
-        cc_names,
         changes: Vec::new(),
         markers,
         marker_of,
-        transfers: Vec::new(),
-        qdisc_trace: (sc.trace.qdisc_state != QdiscStateMode::Off).then(QdiscStateTrace::default),
-        qdisc_trace_updates: sc.trace.qdisc_state == QdiscStateMode::Updates,
-        queue_events: sc.trace.queue_events.then(QueueEvents::default),
-        pcap: (!sc.trace.pcap.is_empty())
-            .then(|| Box::new(Pcap::new(&sc.trace.pcap, sc.trace.pcap_max_packets))),
-        last_tick_signals: vec![(0, 0); n_flows],
-        last_tick_departed: 0,
-        last_tick_serialised: 0.0,
-        win_serialised: (0.0, 0.0),
-        win_counts: (vec![[0; 5]; n_flows], vec![[0; 5]; n_flows]),
-        convergence_flows: sc
-            .flows
-            .iter()
-            .flat_map(|g| g.drawn.iter())
-            .enumerate()
-            .filter(|(_, d)| d.sizes.is_empty())
-            .map(|(i, _)| i)
-            .collect(),
-        last_tcp_start_ns: sc
-            .flows
-            .iter()
-            .flat_map(|g| {
-                g.drawn
-                    .iter()
-                    .filter(|d| d.sizes.is_empty())
-                    .map(|d| d.start.ns)
-            })
-            .max()
-            .unwrap_or(0),
-        convergence_base: None,
-        deadline_trace: Default::default(),
+        rec,
     };
 
     for l in 0..world.links.len() as u32 {
@@ -761,9 +711,9 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         world.changes.push(action);
     }
     // Initial events: measurement window first so it wins ties at the same instant.
-    world.sched.at(world.measure_start_ns, Event::MeasureStart);
-    world.sched.at(world.measure_end_ns, Event::MeasureEnd);
-    world.sched.at(world.stats_interval_ns, Event::StatsTick);
+    world.sched.at(sc.measure_start.ns, Event::MeasureStart);
+    world.sched.at(sc.measure_end.ns, Event::MeasureEnd);
+    world.sched.at(sc.stats_interval.ns, Event::StatsTick);
     let mut fi = 0usize;
     for g in &sc.flows {
         for drawn in &g.drawn {

@@ -14,11 +14,12 @@ use crate::engine::Event;
 use crate::results::RunOutput;
 use crate::scenario::{Scenario, ScenarioError};
 
+pub use crate::flow::{FlowCounters, TcpFlow};
 pub use crate::qdisc::droptail::Limit as DropTailLimit;
 pub use crate::trace::TABLE_NAMES;
 pub use build::build;
 pub use estimate::{estimate, Estimate};
-pub use world::{FlowCounters, FlowState, ParamUpdate, TcpFlow, World};
+pub use world::{FlowState, ParamUpdate, World};
 
 /// Called with the fraction of simulated time done, about every 1% of the run.
 pub type ProgressFn<'a> = &'a mut dyn FnMut(f64);

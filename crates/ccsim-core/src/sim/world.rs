@@ -4,130 +4,24 @@
 
 use super::{Control, ProgressFn};
 use crate::cc::{self, CongestionControl};
-use crate::control::deadline::DeadlineController;
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::engine::sched::TcpTimerKind;
+use crate::engine::TimerFire;
 use crate::engine::{serialisation_ns, Event, Scheduler, NS_PER_SEC};
+use crate::flow::{FlowCounters, TcpFlow};
 use crate::net::link::{DelayLine, LineEntry, Link, Next};
 use crate::net::packet::{
     prefetch_read, Ecn, Packet, PacketId, PacketKind, PacketPool, TCP_IP_HEADER_BYTES,
 };
 use crate::ppv::marker::Marker;
 use crate::qdisc::{QdiscCtx, QueueDisc};
+use crate::results::RunOutput;
 use crate::scenario::{ParamValue, ScenarioError};
-use crate::stats::QueueSnapshot;
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
 use crate::tcp::sender::TcpSender;
-use crate::tcp::{TcpConfig, TcpIo, TimerFire};
-use crate::trace::{DeadlineTrace, Pcap, QdiscStateTrace, QueueEvents, Series, Transfer};
+use crate::tcp::TcpIo;
+use crate::trace::{Recorders, View};
 use crate::udp::UdpSource;
-
-/// One TCP flow: both endpoints and what the scenario said about it.
-#[derive(Debug)]
-pub struct TcpFlow {
-    pub sender: TcpSender,
-    pub receiver: TcpReceiver,
-    pub group: u32,
-    pub base_rtt_ns: u64,
-    /// Start of the current transfer (of the flow, for a bulk flow).
-    pub start_ns: u64,
-    /// Start of the flow's first transfer.
-    pub first_start_ns: u64,
-    pub trace: bool,
-    /// Connection number, carried by the flow's packets: a closed-loop flow opens a new
-    /// connection for every transfer, and a late packet of an earlier one is discarded.
-    pub conn: u32,
-    /// The path's RTT with serialisation, which seeds a new connection's estimator.
-    pub(crate) path_rtt_ns: u64,
-    /// What a new connection starts from (flows with repeated transfers only).
-    pub(crate) template: Option<Box<(TcpConfig, cc::Cc)>>,
-    /// Sizes of the transfers still to come, and the think time before each.
-    pub(crate) next: std::collections::VecDeque<(u64, u64)>,
-    /// Index of the current transfer.
-    pub(crate) transfer: u32,
-    /// A finite transfer is running whose end has not been recorded yet.
-    pub(crate) awaiting_end: bool,
-    /// Counters of the flow's finished connections.
-    pub(crate) before: ConnTotals,
-    /// Reductions and RTT samples of finished connections.
-    pub(crate) past_reductions: Vec<crate::tcp::sender::Reduction>,
-    pub(crate) past_rtts: Vec<(u64, u64)>,
-    /// The DA-LBE controller of a group with a `deadline`.
-    pub(crate) deadline: Option<Box<FlowDeadline>>,
-}
-
-/// A flow's deadline-aware LBE controller and what it escalates to.
-#[derive(Debug, Clone)]
-pub(crate) struct FlowDeadline {
-    pub(crate) ctl: DeadlineController,
-    /// The congestion control to switch to (a fresh instance, cloned at each switch).
-    pub(crate) escalate_to: Option<cc::Cc>,
-    /// The group's own congestion control, fresh, to switch back to.
-    pub(crate) original: cc::Cc,
-}
-
-/// Counters of a flow's finished connections, so that its totals run on across them.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct ConnTotals {
-    pub(crate) bytes_delivered: u64,
-    pub(crate) wire_received: u64,
-    pub(crate) packets_sent: u64,
-    pub(crate) retransmits: u64,
-    pub(crate) timeouts: u64,
-}
-
-impl TcpFlow {
-    /// Payload bytes delivered in order, over all the flow's connections.
-    pub fn bytes_delivered(&self) -> u64 {
-        self.before.bytes_delivered + self.receiver.stats.bytes_delivered
-    }
-    /// Wire bytes (headers included, duplicates too) that reached the receiver.
-    pub fn wire_received(&self) -> u64 {
-        let s = &self.receiver.stats;
-        self.before.wire_received
-            + s.bytes_received
-            + s.segments_received * u64::from(TCP_IP_HEADER_BYTES)
-    }
-    pub(crate) fn packets_sent(&self) -> u64 {
-        self.before.packets_sent + self.sender.stats.packets_sent
-    }
-    pub(crate) fn retransmits(&self) -> u64 {
-        self.before.retransmits + self.sender.stats.retransmits
-    }
-    pub(crate) fn timeouts(&self) -> u64 {
-        self.before.timeouts + self.sender.stats.timeouts
-    }
-    /// The current transfer as a `transfers` row.
-    pub(crate) fn transfer_row(&self, flow: u32) -> Transfer {
-        Transfer {
-            flow,
-            group: self.group,
-            index: self.transfer,
-            size_bytes: self.sender.cfg.total_bytes.unwrap_or(0),
-            start_ns: self.start_ns,
-            end_ns: self.receiver.stats.completed_ns,
-            retransmits: self.sender.stats.retransmits,
-            timeouts: self.sender.stats.timeouts,
-            deadline_ns: self
-                .deadline
-                .as_ref()
-                .map(|d| self.start_ns.saturating_add(d.ctl.params.within_ns)),
-        }
-    }
-}
-
-/// Per-flow packet accounting across the whole network (both directions).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FlowCounters {
-    /// Packets created by the flow's endpoints.
-    pub sent: u64,
-    /// Packets that reached an endpoint of the flow.
-    pub arrived: u64,
-    /// Packets of the flow dropped at any queue.
-    pub dropped: u64,
-    /// Packets of the flow CE-marked at any queue.
-    pub marked: u64,
-}
 
 /// What a scheduled change does.
 #[derive(Debug, Clone)]
@@ -171,8 +65,22 @@ pub struct ParamUpdate {
     pub value: ParamValue,
 }
 
-/// Snapshot of per-flow byte counters (delivered, received).
-pub(crate) type FlowBytes = Vec<(u64, u64)>;
+/// A read-only [`View`] of a world's network for its recorders, built from disjoint
+/// field borrows so that `self.rec` can be borrowed mutably beside it.
+macro_rules! view {
+    ($w:expr) => {
+        View {
+            now_ns: $w.sched.now(),
+            events: $w.sched.executed(),
+            tcp: &$w.tcp,
+            udp: &$w.udp,
+            counters: &$w.counters,
+            links: &$w.links,
+            lines: &$w.lines,
+            pool: &$w.pool,
+        }
+    };
+}
 
 /// The simulated world.
 pub struct World {
@@ -185,58 +93,22 @@ pub struct World {
     pub(crate) route_start: Vec<u32>,
     pub(crate) tcp: Vec<TcpFlow>,
     pub(crate) udp: Vec<UdpSource>,
-    pub(crate) udp_groups: Vec<u32>,
-    /// The `[[flows]]` and `[[udp]]` groups' names, if given.
-    pub(crate) group_names: (Vec<Option<String>>, Vec<Option<String>>),
-    pub(crate) udp_base_rtt_ns: Vec<u64>,
+    /// Per-flow packet accounting (conservation: sent = arrived + dropped + in network).
     pub(crate) counters: Vec<FlowCounters>,
     pub(crate) out_buf: Vec<PacketId>,
     pub(crate) drop_buf: Vec<PacketId>,
     pub(crate) mark_buf: Vec<PacketId>,
     pub(crate) bottleneck: u32,
     pub(crate) duration_ns: u64,
-    pub(crate) stats_interval_ns: u64,
-    pub(crate) measure_start_ns: u64,
-    pub(crate) measure_end_ns: u64,
+    /// Inside the measurement window: departures feed the links' sojourn histograms.
     pub(crate) in_window: bool,
-    pub(crate) series: Series,
-    pub(crate) last_tick_bytes: FlowBytes,
-    pub(crate) last_tick_queue: QueueSnapshot,
-    pub(crate) win_start_bytes: FlowBytes,
-    pub(crate) win_end_bytes: FlowBytes,
-    pub(crate) win_start_queue: QueueSnapshot,
-    pub(crate) win_end_queue: QueueSnapshot,
     pub(crate) seed: u64,
-    pub(crate) cc_names: Vec<&'static str>,
     pub(crate) changes: Vec<ChangeAction>,
     /// PPV edge markers with their random streams, and each flow's marker, if any.
     pub(crate) markers: Vec<(Marker, SimRng)>,
     pub(crate) marker_of: Vec<Option<u32>>,
-    /// Finished transfers (one row each).
-    pub(crate) transfers: Vec<Transfer>,
-    /// `qdisc_state` recorder, and whether it also records after every timer update.
-    pub(crate) qdisc_trace: Option<QdiscStateTrace>,
-    pub(crate) qdisc_trace_updates: bool,
-    /// `queue_events` recorder (opt-in).
-    pub(crate) queue_events: Option<QueueEvents>,
-    /// Per-flow (drops, marks) at the last tick, and bottleneck bytes departed.
-    pub(crate) last_tick_signals: Vec<(u64, u64)>,
-    pub(crate) last_tick_departed: u64,
-    /// Bytes the bottleneck had serialised at the last tick and at the window's edges,
-    /// counting the packet on the wire by the part sent ([`World::bytes_serialised`]).
-    pub(crate) last_tick_serialised: f64,
-    pub(crate) win_serialised: (f64, f64),
-    /// Per-flow counts at the window's start and end (see [`World::flow_counts`]).
-    pub(crate) win_counts: (Vec<[u64; 5]>, Vec<[u64; 5]>),
-    /// The bulk TCP flows, the last one's start, and their bytes delivered at the first
-    /// tick after it (convergence time).
-    pub(crate) convergence_flows: Vec<usize>,
-    pub(crate) last_tcp_start_ns: u64,
-    pub(crate) convergence_base: Option<Vec<u64>>,
-    /// Decisions of the flows' DA-LBE controllers.
-    pub(crate) deadline_trace: DeadlineTrace,
-    /// `[trace] pcap`: the capture of the chosen links' departures.
-    pub(crate) pcap: Option<Box<Pcap>>,
+    /// Every measurement of the run.
+    pub(crate) rec: Recorders,
 }
 
 impl World {
@@ -349,7 +221,7 @@ impl World {
         let now = self.sched.now();
         let flow = &mut self.tcp[f as usize];
         flow.awaiting_end = false;
-        self.transfers.push(flow.transfer_row(f));
+        self.rec.on_transfer_end(flow, f);
         if let Some(d) = flow.deadline.as_mut() {
             d.ctl.end();
         }
@@ -481,8 +353,8 @@ impl World {
                 .set_param("deadline_control", &d.ctl.params.knob.name, &value)
                 .expect("the knob's range was validated when the scenario was built");
         }
-        self.deadline_trace
-            .push(f, &d.ctl.params.knob.name, decision);
+        self.rec
+            .on_deadline_decision(f, &d.ctl.params.knob.name, decision);
         if d.ctl.next_tick_ns <= self.duration_ns {
             self.sched.at(d.ctl.next_tick_ns, Event::DeadlineTick(f));
         }
@@ -527,36 +399,25 @@ impl World {
         Ok(())
     }
 
-    /// Bytes the bottleneck has serialised by now. A departure is booked whole when its
-    /// transmission starts; the packet still on the wire counts only by the part already
-    /// sent, so bytes over any interval never exceed what the rate allows (utilisation
-    /// <= 1 at the window's and the ticks' edges).
-    pub(crate) fn bytes_serialised(&self) -> f64 {
-        let l = &self.links[self.bottleneck as usize];
-        let unsent_ns = l.busy_until_ns.saturating_sub(self.sched.now());
-        l.stats.bytes_departed as f64 - unsent_ns as f64 * l.rate_bps as f64 / 8e9
+    /// Summarise the run (`wall_s`: the wall-clock seconds it took).
+    pub fn finish(&self, wall_s: f64) -> RunOutput {
+        self.rec.finish(&view!(self), wall_s)
     }
 
-    /// Per flow, over the whole run so far: packets sent (by both endpoints), TCP
-    /// retransmissions and timeouts, drops and CE marks at any queue. Differenced across
-    /// the measurement window for the summary.
-    pub(crate) fn flow_counts(&self) -> Vec<[u64; 5]> {
-        let signals = |i: usize| (self.counters[i].dropped, self.counters[i].marked);
-        let mut v: Vec<[u64; 5]> = self
-            .tcp
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let (d, m) = signals(i);
-                [f.packets_sent(), f.retransmits(), f.timeouts(), d, m]
-            })
-            .collect();
-        let n = v.len();
-        v.extend(self.udp.iter().enumerate().map(|(k, u)| {
-            let (d, m) = signals(n + k);
-            [u.packets_sent, 0, 0, d, m]
-        }));
-        v
+    /// Packets of each flow still inside the network (queued or propagating).
+    pub fn packets_in_network(&self) -> Vec<u64> {
+        view!(self).packets_in_network()
+    }
+
+    /// A stats tick: the recorders take their rows, the bottleneck's interval ends.
+    fn stats_tick(&mut self) {
+        let now = self.sched.now();
+        self.rec.on_tick(&view!(self));
+        self.links[self.bottleneck as usize].stats.end_interval();
+        let interval_ns = self.rec.info.stats_interval_ns;
+        if now + interval_ns <= self.duration_ns {
+            self.sched.at(now + interval_ns, Event::StatsTick);
+        }
     }
 
     /// Events executed so far.
@@ -598,17 +459,11 @@ impl World {
             Event::StatsTick => self.stats_tick(),
             Event::MeasureStart => {
                 self.in_window = true;
-                self.win_start_bytes = self.flow_bytes();
-                self.win_start_queue = self.links[self.bottleneck as usize].stats.snapshot();
-                self.win_serialised.0 = self.bytes_serialised();
-                self.win_counts.0 = self.flow_counts();
+                self.rec.on_window_start(&view!(self));
             }
             Event::MeasureEnd => {
                 self.in_window = false;
-                self.win_end_bytes = self.flow_bytes();
-                self.win_end_queue = self.links[self.bottleneck as usize].stats.snapshot();
-                self.win_serialised.1 = self.bytes_serialised();
-                self.win_counts.1 = self.flow_counts();
+                self.rec.on_window_end(&view!(self));
             }
             Event::Change(i) => self.apply_change(i),
             Event::ControlTick => {}
@@ -618,27 +473,14 @@ impl World {
     // ----- links -----------------------------------------------------------------
 
     fn account_qdisc_outcome(&mut self, l: u32) {
-        if l == self.bottleneck {
-            if let Some(ev) = self.queue_events.as_mut() {
-                let now = self.sched.now();
-                let q = &self.links[l as usize].qdisc;
-                let (pkts, bytes) = (q.len_packets() as u64, q.len_bytes());
-                for (buf, mark) in [(&self.drop_buf, false), (&self.mark_buf, true)] {
-                    for &id in buf {
-                        let p = self.pool.get(id);
-                        // A packet dropped on arrival was stamped now: it waited 0.
-                        ev.push(
-                            now,
-                            p.flow,
-                            mark,
-                            pkts,
-                            bytes,
-                            now.saturating_sub(p.enqueue_ns),
-                        );
-                    }
-                }
-            }
-        }
+        self.rec.on_queue_signals(
+            l,
+            self.sched.now(),
+            &self.links[l as usize].qdisc,
+            &self.drop_buf,
+            &self.mark_buf,
+            &self.pool,
+        );
         let link = &mut self.links[l as usize];
         for &id in &self.mark_buf {
             link.stats.marks += 1;
@@ -688,12 +530,8 @@ impl World {
             rng: &mut link.rng,
         };
         link.qdisc.on_timer(&mut ctx);
-        if self.qdisc_trace_updates && l == self.bottleneck {
-            if let Some(tr) = self.qdisc_trace.as_mut() {
-                self.links[l as usize].qdisc.state(now, &mut tr.buf);
-                tr.commit(now);
-            }
-        }
+        self.rec
+            .on_qdisc_update(l, now, &self.links[l as usize].qdisc);
         self.account_qdisc_outcome(l);
         self.sync_qdisc_timer(l);
         // A timer may make a held packet eligible (a shaper's tokens).
@@ -803,7 +641,9 @@ impl World {
         let tx_end = now + serialisation_ns(size, link.rate_bps);
         link.busy_until_ns = tx_end;
         if link.pcap_iface != crate::net::link::NO_PCAP {
-            self.capture(l, id, now);
+            let iface = link.pcap_iface;
+            self.rec
+                .on_departure_capture(iface, now, &self.pool, id, &self.tcp);
         }
         let link = &mut self.links[l as usize];
         let arrive = tx_end + link.delay_ns;
@@ -849,28 +689,6 @@ impl World {
             dl.event_at = Some(arrive);
             self.sched.at(arrive, Event::LineArrive(k));
         }
-    }
-
-    /// Write packet `id`, starting its transmission on link `l`, to the capture.
-    #[cold]
-    fn capture(&mut self, l: u32, id: PacketId, now: u64) {
-        let Some(cap) = self.pcap.as_mut() else {
-            return;
-        };
-        let p = self.pool.get(id);
-        let wire = self
-            .tcp
-            .get(p.flow as usize)
-            .map(|f| crate::trace::pcap::FlowWire {
-                mss: f.sender.cfg.mss,
-                total_bytes: f.sender.cfg.total_bytes,
-            });
-        let sack = if p.n_sack > 0 {
-            &self.pool.sack(id)[..p.n_sack as usize]
-        } else {
-            &[][..]
-        };
-        cap.record(self.links[l as usize].pcap_iface, now, p, sack, wire);
     }
 
     fn line_arrive(&mut self, k: u32) {
