@@ -2,4 +2,5 @@
 
 pub mod link;
 pub mod packet;
+pub mod route;
 pub mod topology;

@@ -13,6 +13,7 @@ use crate::net::link::{DelayLine, LineEntry, Link, Next};
 use crate::net::packet::{
     prefetch_read, Ecn, Packet, PacketId, PacketKind, PacketPool, TCP_IP_HEADER_BYTES,
 };
+use crate::net::route::Routes;
 use crate::ppv::marker::Marker;
 use crate::qdisc::{QdiscCtx, QueueDisc};
 use crate::results::RunOutput;
@@ -88,9 +89,7 @@ pub struct World {
     pub(crate) pool: PacketPool,
     pub(crate) links: Vec<Link>,
     pub(crate) lines: Vec<DelayLine>,
-    /// All routes' links, flattened; route `r` is `route_links[route_start[r]..route_start[r + 1]]`.
-    pub(crate) route_links: Vec<u32>,
-    pub(crate) route_start: Vec<u32>,
+    pub(crate) routes: Routes,
     pub(crate) tcp: Vec<TcpFlow>,
     pub(crate) udp: Vec<UdpSource>,
     /// Per-flow packet accounting (conservation: sent = arrived + dropped + in network).
@@ -665,14 +664,7 @@ impl World {
         let k = link.line;
         let next = {
             let p = self.pool.get(id);
-            let start = self.route_start[p.route as usize] as usize;
-            let end = self.route_start[p.route as usize + 1] as usize;
-            let at = start + p.hop as usize + 1;
-            if at < end {
-                Next(self.route_links[at])
-            } else {
-                Next(Next::ENDPOINT | p.flow)
-            }
+            self.routes.next_after(p.route, p.hop, p.flow)
         };
         let entry = LineEntry {
             arrive_ns: arrive,
@@ -791,8 +783,7 @@ impl World {
                     p.value = mk.mark(self.sched.now(), p.size_bytes, rng);
                 }
             }
-            let route = self.pool.get(id).route;
-            let first = self.route_links[self.route_start[route as usize] as usize];
+            let first = self.routes.first_link(self.pool.get(id).route);
             self.link_enqueue(first, id);
         }
         out.clear();
@@ -891,7 +882,7 @@ impl World {
             self.pool.get_mut(id).value = mk.mark(now, size, rng);
         }
         self.counters[flow as usize].sent += 1;
-        let first = self.route_links[self.route_start[route as usize] as usize];
+        let first = self.routes.first_link(route);
         self.link_enqueue(first, id);
     }
 }
