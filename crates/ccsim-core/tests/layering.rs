@@ -151,7 +151,10 @@ fn push_first(out: &mut Vec<String>, base: &[String], item: &str) {
         .chars()
         .take_while(|&c| is_ident_char(c))
         .collect();
-    let top = base.first().cloned().or(Some(ident).filter(|s| !s.is_empty()));
+    let top = base
+        .first()
+        .cloned()
+        .or(Some(ident).filter(|s| !s.is_empty()));
     if let Some(t) = top {
         out.push(t);
     }
@@ -213,9 +216,15 @@ fn the_scan_reads_grouped_and_relative_paths() {
     let m = vec!["trace".to_owned(), "series".to_owned()];
     let got = referenced_modules("use crate::{net::link::Link, tcp::TcpIo};", &m);
     assert_eq!(got, ["net", "tcp"]);
-    assert_eq!(referenced_modules("use super::super::sim::World;", &m), ["sim"]);
+    assert_eq!(
+        referenced_modules("use super::super::sim::World;", &m),
+        ["sim"]
+    );
     assert_eq!(referenced_modules("use super::View;", &m), ["trace"]);
-    assert_eq!(referenced_modules("let x = crate::sim::run(sc);", &m), ["sim"]);
+    assert_eq!(
+        referenced_modules("let x = crate::sim::run(sc);", &m),
+        ["sim"]
+    );
     assert!(referenced_modules("my_crate::sim", &m).is_empty());
 }
 
@@ -253,9 +262,9 @@ fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
             continue;
         };
         let head = &trimmed[..at];
-        let is_fn = head.split_whitespace().all(|w| {
-            w.starts_with("pub") || ["const", "async", "unsafe", "extern"].contains(&w)
-        });
+        let is_fn = head
+            .split_whitespace()
+            .all(|w| w.starts_with("pub") || ["const", "async", "unsafe", "extern"].contains(&w));
         if !is_fn || code.trim_end().ends_with(';') {
             continue;
         }
@@ -294,7 +303,10 @@ fn build_stages_are_short() {
             }
         }
     }
-    assert!(counted > 5, "found only {counted} functions: the scan is broken");
+    assert!(
+        counted > 5,
+        "found only {counted} functions: the scan is broken"
+    );
     assert!(
         long.is_empty(),
         "functions over {MAX_BUILD_FN_LINES} lines in sim/build*:\n{}",

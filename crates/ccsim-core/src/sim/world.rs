@@ -7,15 +7,16 @@ use crate::cc::{self, CongestionControl};
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::engine::sched::TcpTimerKind;
 use crate::engine::TimerFire;
-use crate::engine::{serialisation_ns, Event, Scheduler, NS_PER_SEC};
+use crate::engine::{Event, Scheduler, NS_PER_SEC};
 use crate::flow::{FlowCounters, TcpFlow};
-use crate::net::link::{DelayLine, LineEntry, Link, Next};
+use crate::net::datapath::{LinkCtx, LinkHooks};
+use crate::net::link::{DelayLine, Link, Next};
 use crate::net::packet::{
     prefetch_read, Ecn, Packet, PacketId, PacketKind, PacketPool, TCP_IP_HEADER_BYTES,
 };
 use crate::net::route::Routes;
 use crate::ppv::marker::Marker;
-use crate::qdisc::{QdiscCtx, QueueDisc};
+use crate::qdisc::{Qdisc, QueueDisc};
 use crate::results::RunOutput;
 use crate::scenario::{ParamValue, ScenarioError};
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
@@ -81,6 +82,69 @@ macro_rules! view {
             pool: &$w.pool,
         }
     };
+}
+
+/// The context link `l`'s datapath runs in, built from disjoint field borrows so that
+/// `self.links[l]` can be borrowed mutably beside it.
+macro_rules! link_ctx {
+    ($w:expr) => {
+        LinkCtx {
+            now_ns: $w.sched.now(),
+            sched: &mut $w.sched,
+            pool: &mut $w.pool,
+            lines: &mut $w.lines,
+            routes: &$w.routes,
+            dropped: &mut $w.drop_buf,
+            marked: &mut $w.mark_buf,
+            in_window: $w.in_window,
+            hooks: WorldHooks {
+                counters: &mut $w.counters,
+                rec: &mut $w.rec,
+                tcp: &$w.tcp,
+            },
+        }
+    };
+}
+
+/// What the world does at a link's observable points: count congestion signals per
+/// flow and hand everything to the recorders.
+pub(crate) struct WorldHooks<'a> {
+    counters: &'a mut [FlowCounters],
+    rec: &'a mut Recorders,
+    tcp: &'a [TcpFlow],
+}
+
+impl LinkHooks for WorldHooks<'_> {
+    #[inline]
+    fn on_queue_signals(
+        &mut self,
+        l: u32,
+        now_ns: u64,
+        qdisc: &Qdisc,
+        dropped: &[PacketId],
+        marked: &[PacketId],
+        pool: &PacketPool,
+    ) {
+        self.rec
+            .on_queue_signals(l, now_ns, qdisc, dropped, marked, pool);
+        for &id in marked {
+            self.counters[pool.get(id).flow as usize].marked += 1;
+        }
+        for &id in dropped {
+            self.counters[pool.get(id).flow as usize].dropped += 1;
+        }
+    }
+
+    #[inline]
+    fn on_qdisc_update(&mut self, l: u32, now_ns: u64, qdisc: &Qdisc) {
+        self.rec.on_qdisc_update(l, now_ns, qdisc);
+    }
+
+    #[inline]
+    fn on_capture(&mut self, iface: u32, now_ns: u64, pool: &PacketPool, id: PacketId) {
+        self.rec
+            .on_departure_capture(iface, now_ns, pool, id, self.tcp);
+    }
 }
 
 /// The simulated world.
@@ -287,10 +351,7 @@ impl World {
                 }
             }
             ChangeAction::LinkRate { link, rate_bps } => {
-                // The queue hears it too (CSAQM's capacity, RED's idle clock).
-                let l = &mut self.links[link as usize];
-                l.rate_bps = rate_bps;
-                l.qdisc.link_rate_changed(rate_bps);
+                self.links[link as usize].set_rate(rate_bps);
             }
         }
     }
@@ -428,18 +489,15 @@ impl World {
     pub(crate) fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkTxDone(l) => {
-                let link = &mut self.links[l as usize];
-                let arrived = link.in_flight.take();
-                if link.tx_pending {
-                    link.tx_pending = false;
-                    self.link_start_tx(l);
-                }
+                let arrived = self.links[l as usize].on_tx_done(l, &mut link_ctx!(self));
                 if let Some(e) = arrived {
                     self.deliver(e.id, e.next);
                 }
             }
             Event::LineArrive(k) => self.line_arrive(k),
-            Event::QdiscTimer(l) => self.qdisc_timer(l),
+            Event::QdiscTimer(l) => {
+                self.links[l as usize].on_qdisc_timer(l, &mut link_ctx!(self));
+            }
             Event::TcpTimer { flow, timer } => self.tcp_timer(flow, timer),
             Event::FlowStart(f) => {
                 let now = self.sched.now();
@@ -471,233 +529,36 @@ impl World {
 
     // ----- links -----------------------------------------------------------------
 
-    fn account_qdisc_outcome(&mut self, l: u32) {
-        self.rec.on_queue_signals(
-            l,
-            self.sched.now(),
-            &self.links[l as usize].qdisc,
-            &self.drop_buf,
-            &self.mark_buf,
-            &self.pool,
-        );
-        let link = &mut self.links[l as usize];
-        for &id in &self.mark_buf {
-            link.stats.marks += 1;
-            self.counters[self.pool.get(id).flow as usize].marked += 1;
-        }
-        self.mark_buf.clear();
-        for &id in &self.drop_buf {
-            link.stats.drops += 1;
-            self.counters[self.pool.get(id).flow as usize].dropped += 1;
-            self.pool.free(id);
-        }
-        self.drop_buf.clear();
-    }
-
-    /// Keep the link's timer in step with what its discipline asks for.
-    #[inline]
-    pub(crate) fn sync_qdisc_timer(&mut self, l: u32) {
-        let link = &mut self.links[l as usize];
-        if !link.qdisc_uses_timer {
-            return;
-        }
-        match link.qdisc.timer_deadline() {
-            Some(t) => link.qdisc_timer.arm(t),
-            None => return,
-        }
-        if let Some(t) = link.qdisc_timer.sync() {
-            self.sched.at(t, Event::QdiscTimer(l));
-        }
-    }
-
-    fn qdisc_timer(&mut self, l: u32) {
-        let now = self.sched.now();
-        let link = &mut self.links[l as usize];
-        match link.qdisc_timer.on_event(now) {
-            TimerFire::Stale => return,
-            TimerFire::Reschedule(t) => {
-                self.sched.at(t, Event::QdiscTimer(l));
-                return;
-            }
-            TimerFire::Fire => {}
-        }
-        let mut ctx = QdiscCtx {
-            now_ns: now,
-            pool: &mut self.pool,
-            dropped: &mut self.drop_buf,
-            marked: &mut self.mark_buf,
-            rng: &mut link.rng,
-        };
-        link.qdisc.on_timer(&mut ctx);
-        self.rec
-            .on_qdisc_update(l, now, &self.links[l as usize].qdisc);
-        self.account_qdisc_outcome(l);
-        self.sync_qdisc_timer(l);
-        // A timer may make a held packet eligible (a shaper's tokens).
-        if self.links[l as usize].qdisc.len_packets() > 0 {
-            self.wake_transmitter(l);
-        }
-    }
-
-    /// Have link `l` send its next queued packet as soon as its transmitter is free: now
-    /// if it is idle, else at the transmit-done event of the packet on the wire.
-    fn wake_transmitter(&mut self, l: u32) {
-        let now = self.sched.now();
-        let link = &mut self.links[l as usize];
-        if link.tx_pending {
-            return; // a transmit-done event will start it
-        }
-        if link.in_flight.is_some() {
-            // A zero-delay link's transmit-done event is due at `busy_until_ns`
-            // (possibly now, not yet run); it delivers that packet and starts this one.
-            link.tx_pending = true;
-        } else if now >= link.busy_until_ns {
-            self.link_start_tx(l);
-        } else {
-            link.tx_pending = true;
-            self.sched.at(link.busy_until_ns, Event::LinkTxDone(l));
-        }
-    }
-
+    /// Packet `id` arrives at link `l`.
     fn link_enqueue(&mut self, l: u32, id: PacketId) {
-        let now = self.sched.now();
-        let link = &mut self.links[l as usize];
-        link.stats.arrivals += 1;
-        // An idle link with an empty DropTail queue sends the packet straight away:
-        // DropTail admits it and hands it back unchanged, so skip the round trip
-        // through its FIFO (most access and reverse-path hops take this path). Its
-        // sojourn is zero, so `transmit` needs no enqueue time.
-        if link.is_idle(now)
-            && link
-                .qdisc
-                .is_empty_droptail_admitting(self.pool.get(id).size_bytes as u64)
-        {
-            self.transmit(l, id, now, false);
-            return;
-        }
-        self.pool.get_mut(id).enqueue_ns = now;
-        let link = &mut self.links[l as usize];
-        let mut ctx = QdiscCtx {
-            now_ns: now,
-            pool: &mut self.pool,
-            dropped: &mut self.drop_buf,
-            marked: &mut self.mark_buf,
-            rng: &mut link.rng,
-        };
-        link.qdisc.enqueue(id, &mut ctx);
-        let wants_timer = link.qdisc_uses_timer;
-        self.account_qdisc_outcome(l);
-        if wants_timer {
-            self.sync_qdisc_timer(l);
-        }
-        self.wake_transmitter(l);
+        self.links[l as usize].enqueue(l, id, &mut link_ctx!(self));
     }
 
-    fn link_start_tx(&mut self, l: u32) {
-        let now = self.sched.now();
-        let link = &mut self.links[l as usize];
-        let mut ctx = QdiscCtx {
-            now_ns: now,
-            pool: &mut self.pool,
-            dropped: &mut self.drop_buf,
-            marked: &mut self.mark_buf,
-            rng: &mut link.rng,
-        };
-        let next = link.qdisc.dequeue(&mut ctx);
-        let wants_timer = link.qdisc_uses_timer;
-        if !self.drop_buf.is_empty() || !self.mark_buf.is_empty() {
-            self.account_qdisc_outcome(l);
-        }
-        if wants_timer {
-            self.sync_qdisc_timer(l);
-        }
-        match next {
-            Some(id) => self.transmit(l, id, now, true),
-            None => {
-                let link = &mut self.links[l as usize];
-                if link.qdisc.len_packets() > 0 {
-                    if let Some(t) = link.qdisc.next_ready_ns(now) {
-                        link.tx_pending = true;
-                        self.sched.at(t.max(now), Event::LinkTxDone(l));
-                    }
-                }
-            }
-        }
+    /// Keep link `l`'s timer in step with what its discipline asks for.
+    pub(crate) fn sync_qdisc_timer(&mut self, l: u32) {
+        self.links[l as usize].sync_qdisc_timer(l, &mut self.sched);
     }
 
-    /// Put packet `id`, just taken from link `l`'s queue, on the wire: it occupies the
-    /// transmitter for its serialisation time, then propagates. `may_be_queued`: it came
-    /// through the queue, and others may wait behind it (false on the idle-link fast
-    /// path: it arrived now and nothing waits, which saves asking the discipline).
-    #[inline]
-    fn transmit(&mut self, l: u32, id: PacketId, now: u64, may_be_queued: bool) {
-        let in_window = self.in_window;
-        let link = &mut self.links[l as usize];
-        let p = self.pool.get(id);
-        let size = p.size_bytes;
-        let sojourn_ns = if may_be_queued { now - p.enqueue_ns } else { 0 };
-        link.stats.on_departure(sojourn_ns, size, in_window);
-        let tx_end = now + serialisation_ns(size, link.rate_bps);
-        link.busy_until_ns = tx_end;
-        if link.pcap_iface != crate::net::link::NO_PCAP {
-            let iface = link.pcap_iface;
-            self.rec
-                .on_departure_capture(iface, now, &self.pool, id, &self.tcp);
-        }
-        let link = &mut self.links[l as usize];
-        let arrive = tx_end + link.delay_ns;
-        let zero_delay = link.delay_ns == 0;
-        let queued = if may_be_queued {
-            link.qdisc.peek()
-        } else {
-            None
-        };
-        if let Some(next) = queued {
-            self.pool.prefetch(next);
-            link.tx_pending = true;
-        }
-        // The transmit-done event starts the next queued packet and, on a zero-delay
-        // link, delivers this one.
-        if queued.is_some() || zero_delay {
-            self.sched.at(tx_end, Event::LinkTxDone(l));
-        }
-        let k = link.line;
-        let next = {
-            let p = self.pool.get(id);
-            self.routes.next_after(p.route, p.hop, p.flow)
-        };
-        let entry = LineEntry {
-            arrive_ns: arrive,
-            id,
-            next,
-        };
-        if zero_delay {
-            debug_assert!(self.links[l as usize].in_flight.is_none());
-            self.links[l as usize].in_flight = Some(entry);
-            return;
-        }
-        let dl = &mut self.lines[k as usize];
-        if dl.push(entry) && dl.event_at.is_none_or(|t| arrive < t) {
-            dl.event_at = Some(arrive);
-            self.sched.at(arrive, Event::LineArrive(k));
-        }
-    }
-
+    /// Delay line `k`'s arrival event: hand every packet that reached the far end to
+    /// its next link or endpoint.
     fn line_arrive(&mut self, k: u32) {
         let now = self.sched.now();
-        if self.lines[k as usize].event_at != Some(now) {
+        if !self.lines[k as usize].begin_arrivals(now) {
             return; // superseded by an earlier head
         }
-        self.lines[k as usize].event_at = None;
-        while let Some(&e) = self.lines[k as usize].queue.front() {
-            if e.arrive_ns > now {
-                break;
-            }
-            self.lines[k as usize].queue.pop_front();
+        while let Some(e) = self.lines[k as usize].pop_due(now) {
             self.deliver(e.id, e.next);
         }
-        let dl = &mut self.lines[k as usize];
-        for e in dl.queue.iter().take(2) {
+        self.prefetch_arrivals(k);
+        if let Some(t) = self.lines[k as usize].rearm() {
+            self.sched.at(t, Event::LineArrive(k));
+        }
+    }
+
+    /// Bring into cache what the next arrivals on line `k` will touch.
+    #[inline]
+    fn prefetch_arrivals(&self, k: u32) {
+        for e in self.lines[k as usize].queue.iter().take(2) {
             self.pool.prefetch(e.id);
             if e.next.0 & Next::ENDPOINT == 0 {
                 let link = &self.links[e.next.0 as usize];
@@ -706,12 +567,6 @@ impl World {
             } else if let Some(f) = self.tcp.get((e.next.0 & !Next::ENDPOINT) as usize) {
                 prefetch_read(&f.sender.tp);
                 prefetch_read(&f.receiver);
-            }
-        }
-        if let Some(&LineEntry { arrive_ns: t, .. }) = dl.queue.front() {
-            if dl.event_at.is_none_or(|e| t < e) {
-                dl.event_at = Some(t);
-                self.sched.at(t, Event::LineArrive(k));
             }
         }
     }
