@@ -9,14 +9,14 @@ use crate::engine::sched::TcpTimerKind;
 use crate::engine::TimerFire;
 use crate::engine::{Event, Scheduler, NS_PER_SEC};
 use crate::flow::{FlowCounters, TcpFlow};
-use crate::net::datapath::{LinkCtx, LinkHooks};
+use crate::net::datapath::{self, LinkEnv, LinkIo};
 use crate::net::link::{DelayLine, Link, Next};
 use crate::net::packet::{
     prefetch_read, Ecn, Packet, PacketId, PacketKind, PacketPool, TCP_IP_HEADER_BYTES,
 };
 use crate::net::route::Routes;
 use crate::ppv::marker::Marker;
-use crate::qdisc::{Qdisc, QueueDisc};
+use crate::qdisc::QueueDisc;
 use crate::results::RunOutput;
 use crate::scenario::{ParamValue, ScenarioError};
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
@@ -82,69 +82,6 @@ macro_rules! view {
             pool: &$w.pool,
         }
     };
-}
-
-/// The context link `l`'s datapath runs in, built from disjoint field borrows so that
-/// `self.links[l]` can be borrowed mutably beside it.
-macro_rules! link_ctx {
-    ($w:expr) => {
-        LinkCtx {
-            now_ns: $w.sched.now(),
-            sched: &mut $w.sched,
-            pool: &mut $w.pool,
-            lines: &mut $w.lines,
-            routes: &$w.routes,
-            dropped: &mut $w.drop_buf,
-            marked: &mut $w.mark_buf,
-            in_window: $w.in_window,
-            hooks: WorldHooks {
-                counters: &mut $w.counters,
-                rec: &mut $w.rec,
-                tcp: &$w.tcp,
-            },
-        }
-    };
-}
-
-/// What the world does at a link's observable points: count congestion signals per
-/// flow and hand everything to the recorders.
-pub(crate) struct WorldHooks<'a> {
-    counters: &'a mut [FlowCounters],
-    rec: &'a mut Recorders,
-    tcp: &'a [TcpFlow],
-}
-
-impl LinkHooks for WorldHooks<'_> {
-    #[inline]
-    fn on_queue_signals(
-        &mut self,
-        l: u32,
-        now_ns: u64,
-        qdisc: &Qdisc,
-        dropped: &[PacketId],
-        marked: &[PacketId],
-        pool: &PacketPool,
-    ) {
-        self.rec
-            .on_queue_signals(l, now_ns, qdisc, dropped, marked, pool);
-        for &id in marked {
-            self.counters[pool.get(id).flow as usize].marked += 1;
-        }
-        for &id in dropped {
-            self.counters[pool.get(id).flow as usize].dropped += 1;
-        }
-    }
-
-    #[inline]
-    fn on_qdisc_update(&mut self, l: u32, now_ns: u64, qdisc: &Qdisc) {
-        self.rec.on_qdisc_update(l, now_ns, qdisc);
-    }
-
-    #[inline]
-    fn on_capture(&mut self, iface: u32, now_ns: u64, pool: &PacketPool, id: PacketId) {
-        self.rec
-            .on_departure_capture(iface, now_ns, pool, id, self.tcp);
-    }
 }
 
 /// The simulated world.
@@ -489,15 +426,13 @@ impl World {
     pub(crate) fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkTxDone(l) => {
-                let arrived = self.links[l as usize].on_tx_done(l, &mut link_ctx!(self));
+                let arrived = datapath::on_tx_done(self, l);
                 if let Some(e) = arrived {
                     self.deliver(e.id, e.next);
                 }
             }
             Event::LineArrive(k) => self.line_arrive(k),
-            Event::QdiscTimer(l) => {
-                self.links[l as usize].on_qdisc_timer(l, &mut link_ctx!(self));
-            }
+            Event::QdiscTimer(l) => datapath::on_qdisc_timer(self, l),
             Event::TcpTimer { flow, timer } => self.tcp_timer(flow, timer),
             Event::FlowStart(f) => {
                 let now = self.sched.now();
@@ -530,8 +465,9 @@ impl World {
     // ----- links -----------------------------------------------------------------
 
     /// Packet `id` arrives at link `l`.
+    #[inline]
     fn link_enqueue(&mut self, l: u32, id: PacketId) {
-        self.links[l as usize].enqueue(l, id, &mut link_ctx!(self));
+        datapath::enqueue(self, l, id);
     }
 
     /// Keep link `l`'s timer in step with what its discipline asks for.
@@ -739,5 +675,52 @@ impl World {
         self.counters[flow as usize].sent += 1;
         let first = self.routes.first_link(route);
         self.link_enqueue(first, id);
+    }
+}
+
+/// The world lends its links' datapath what it works on, counts their congestion signals
+/// per flow and hands every observable point to the recorders.
+impl LinkEnv for World {
+    #[inline]
+    fn link_io(&mut self, l: u32) -> LinkIo<'_> {
+        LinkIo {
+            link: &mut self.links[l as usize],
+            now_ns: self.sched.now(),
+            sched: &mut self.sched,
+            pool: &mut self.pool,
+            lines: &mut self.lines,
+            routes: &self.routes,
+            dropped: &mut self.drop_buf,
+            marked: &mut self.mark_buf,
+            in_window: self.in_window,
+        }
+    }
+
+    #[inline]
+    fn on_queue_signals(&mut self, l: u32) {
+        let now = self.sched.now();
+        let qdisc = &self.links[l as usize].qdisc;
+        self.rec
+            .on_queue_signals(l, now, qdisc, &self.drop_buf, &self.mark_buf, &self.pool);
+        for &id in &self.mark_buf {
+            self.counters[self.pool.get(id).flow as usize].marked += 1;
+        }
+        for &id in &self.drop_buf {
+            self.counters[self.pool.get(id).flow as usize].dropped += 1;
+        }
+    }
+
+    #[inline]
+    fn on_qdisc_update(&mut self, l: u32) {
+        let now = self.sched.now();
+        self.rec
+            .on_qdisc_update(l, now, &self.links[l as usize].qdisc);
+    }
+
+    #[cold]
+    fn on_capture(&mut self, l: u32, id: PacketId) {
+        let (iface, now) = (self.links[l as usize].pcap_iface, self.sched.now());
+        self.rec
+            .on_departure_capture(iface, now, &self.pool, id, &self.tcp);
     }
 }
