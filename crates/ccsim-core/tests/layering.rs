@@ -10,10 +10,16 @@ use std::path::{Path, PathBuf};
 
 /// Arrows that must not exist: (from, to) top-level modules.
 const FORBIDDEN: &[(&str, &str)] = &[
-    // The network carries packets; TCP is an endpoint on top of it.
+    // The network carries packets; TCP is an endpoint on top of it, the simulation and
+    // its recorders drive and watch it from above (through `net::datapath::LinkEnv`).
     ("net", "tcp"),
+    ("net", "sim"),
+    ("net", "trace"),
     // Recorders read the network through `trace::View`, never the simulation.
     ("trace", "sim"),
+    // The flows sit below both the simulation that runs them and the recorders.
+    ("flow", "sim"),
+    ("flow", "trace"),
     // Controllers retune congestion controls; the algorithms know nothing of them.
     ("cc", "control"),
 ];

@@ -1,8 +1,10 @@
 //! Building a scenario's network and running it.
 //!
-//! - [`build`] (`build.rs`) turns a scenario into a [`World`];
-//! - `world.rs` holds the [`World`] and its event loop;
-//! - the run's statistics and tables are recorded and assembled in [`crate::trace`].
+//! - [`build`] (`build/`, one file per stage) turns a scenario into a [`World`];
+//! - `world.rs` holds the [`World`] and its event loop: it dispatches events and hands
+//!   packets between the links' datapath ([`crate::net::datapath`]) and the endpoints;
+//! - the run's statistics and tables are recorded and assembled by
+//!   [`crate::trace::Recorders`], which the world calls at fixed points.
 
 mod build;
 pub mod estimate;
