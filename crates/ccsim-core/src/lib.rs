@@ -4,6 +4,7 @@
 //! Layout (one folder per concern):
 //! - [`engine`]: the event scheduler, integer-nanosecond time, seeded random streams.
 //! - [`net`]: packets, links, nodes, topologies and routing.
+//! - [`flow`]: the flows' endpoints and per-flow counters, shared by [`sim`] and [`trace`].
 //! - [`tcp`]: the TCP sender and receiver (SACK, NewReno recovery, PRR, ECN, RTO, delayed ACKs).
 //! - [`cc`]: congestion-control algorithms behind the [`cc::CongestionControl`] trait.
 //! - [`control`]: controllers that retune a flow's congestion control as it runs (DA-LBE).
@@ -16,6 +17,7 @@ pub mod api;
 pub mod cc;
 pub mod control;
 pub mod engine;
+pub mod flow;
 pub mod net;
 pub mod ppv;
 pub mod qdisc;

@@ -7,8 +7,10 @@
 
 pub mod rng;
 pub mod sched;
+pub mod timer;
 
 pub use sched::{Event, Scheduler};
+pub use timer::{Timer, TimerFire};
 
 /// Nanoseconds per second.
 pub const NS_PER_SEC: u64 = 1_000_000_000;

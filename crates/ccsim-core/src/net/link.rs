@@ -48,7 +48,7 @@ pub struct Link {
     pub qdisc_uses_timer: bool,
     pub qdisc: Qdisc,
     pub stats: QueueStats,
-    pub qdisc_timer: crate::tcp::Timer,
+    pub qdisc_timer: crate::engine::Timer,
     /// The discipline's random stream.
     pub rng: SimRng,
     pub name: String,
@@ -66,6 +66,15 @@ impl Link {
     #[inline]
     pub fn is_idle(&self, now: u64) -> bool {
         !self.tx_pending && self.in_flight.is_none() && now >= self.busy_until_ns
+    }
+
+    /// Bytes this link has serialised by `now_ns`. A departure is booked whole when its
+    /// transmission starts; the packet still on the wire counts only by the part already
+    /// sent, so bytes over any interval never exceed what the rate allows (utilisation
+    /// <= 1 at the window's and the ticks' edges).
+    pub fn bytes_serialised(&self, now_ns: u64) -> f64 {
+        let unsent_ns = self.busy_until_ns.saturating_sub(now_ns);
+        self.stats.bytes_departed as f64 - unsent_ns as f64 * self.rate_bps as f64 / 8e9
     }
 }
 

@@ -1,5 +1,7 @@
 //! The network: packets, links with their egress queues, nodes and routing.
 
+pub mod datapath;
 pub mod link;
 pub mod packet;
+pub mod route;
 pub mod topology;

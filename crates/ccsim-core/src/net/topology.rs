@@ -4,7 +4,7 @@
 //! topologies add nodes and links the same way, and the engine routes packets along the
 //! per-flow link lists computed here without knowing the shape.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Index of a node.
 pub type NodeId = u32;
@@ -22,12 +22,14 @@ pub struct Topology {
     pub node_names: Vec<String>,
     pub links: Vec<TopoLink>,
     out_links: Vec<Vec<u32>>,
+    in_links: Vec<Vec<u32>>,
 }
 
 impl Topology {
     pub fn add_node(&mut self, name: impl Into<String>) -> NodeId {
         self.node_names.push(name.into());
         self.out_links.push(Vec::new());
+        self.in_links.push(Vec::new());
         (self.node_names.len() - 1) as NodeId
     }
 
@@ -36,7 +38,46 @@ impl Topology {
         let id = self.links.len() as u32;
         self.links.push(TopoLink { from, to });
         self.out_links[from as usize].push(id);
+        self.in_links[to as usize].push(id);
         id
+    }
+
+    /// Fewest-hop routes for many `(src, dst)` pairs, as [`Topology::route`] gives them,
+    /// in time linear in the number of pairs when hosts hang off routers: a source with
+    /// one out-link and a destination with one in-link route through those links and the
+    /// route between the two routers, searched once per router pair and reused. (A search
+    /// per host pair would be quadratic in hosts: every search visits every host.)
+    pub fn routes(&self, pairs: &[(NodeId, NodeId)]) -> Option<Vec<Vec<u32>>> {
+        let mut between: HashMap<(NodeId, NodeId), Option<Vec<u32>>> = HashMap::new();
+        let mut out = Vec::with_capacity(pairs.len());
+        for &(src, dst) in pairs {
+            let (up, down) = (&self.out_links[src as usize], &self.in_links[dst as usize]);
+            let route = if src != dst && up.len() == 1 && down.len() == 1 {
+                let (up, down) = (up[0], down[0]);
+                let (a, b) = (self.links[up as usize].to, self.links[down as usize].from);
+                let core = between
+                    .entry((a, b))
+                    .or_insert_with(|| self.route(a, b))
+                    .as_ref()?;
+                // Through `src` or `dst` again would not be a fewest-hop route.
+                if core.iter().any(|&l| {
+                    let tl = &self.links[l as usize];
+                    [tl.from, tl.to].iter().any(|&n| n == src || n == dst)
+                }) {
+                    self.route(src, dst)?
+                } else {
+                    let mut r = Vec::with_capacity(core.len() + 2);
+                    r.push(up);
+                    r.extend_from_slice(core);
+                    r.push(down);
+                    r
+                }
+            } else {
+                self.route(src, dst)?
+            };
+            out.push(route);
+        }
+        Some(out)
     }
 
     /// Fewest-hop route from `src` to `dst` as a list of link indices (ties broken by
@@ -94,5 +135,30 @@ mod tests {
         assert_eq!(t.route(b, d), Some(vec![bc, cd]));
         assert_eq!(t.route(d, a), None);
         let _ = ab;
+    }
+
+    #[test]
+    fn routes_between_hosts_match_the_graph_search() {
+        // A dumbbell: two routers, three hosts on each side, links in both directions.
+        let mut t = Topology::default();
+        let (l, r) = (t.add_node("l"), t.add_node("r"));
+        t.add_link(l, r);
+        t.add_link(r, l);
+        let mut pairs = Vec::new();
+        for k in 0..3 {
+            let s = t.add_node(format!("s{k}"));
+            let d = t.add_node(format!("d{k}"));
+            t.add_link(s, l);
+            t.add_link(r, d);
+            t.add_link(d, r);
+            t.add_link(l, s);
+            pairs.push((s, d));
+            pairs.push((d, s));
+        }
+        pairs.push((l, r));
+        let direct: Vec<_> = pairs.iter().map(|&(a, b)| t.route(a, b).unwrap()).collect();
+        assert_eq!(t.routes(&pairs), Some(direct));
+        let lone = t.add_node("lone");
+        assert_eq!(t.routes(&[(lone, l)]), None);
     }
 }

@@ -1,8 +1,10 @@
 //! Building a scenario's network and running it.
 //!
-//! - [`build`] (`build.rs`) turns a scenario into a [`World`];
-//! - `world.rs` holds the [`World`] and its event loop;
-//! - the run's statistics and tables are recorded and assembled in [`crate::trace`].
+//! - [`build`] (`build/`, one file per stage) turns a scenario into a [`World`];
+//! - `world.rs` holds the [`World`] and its event loop: it dispatches events and hands
+//!   packets between the links' datapath ([`crate::net::datapath`]) and the endpoints;
+//! - the run's statistics and tables are recorded and assembled by
+//!   [`crate::trace::Recorders`], which the world calls at fixed points.
 
 mod build;
 pub mod estimate;
@@ -14,11 +16,12 @@ use crate::engine::Event;
 use crate::results::RunOutput;
 use crate::scenario::{Scenario, ScenarioError};
 
+pub use crate::flow::{FlowCounters, TcpFlow};
 pub use crate::qdisc::droptail::Limit as DropTailLimit;
 pub use crate::trace::TABLE_NAMES;
 pub use build::build;
 pub use estimate::{estimate, Estimate};
-pub use world::{FlowCounters, FlowState, ParamUpdate, TcpFlow, World};
+pub use world::{FlowState, ParamUpdate, World};
 
 /// Called with the fraction of simulated time done, about every 1% of the run.
 pub type ProgressFn<'a> = &'a mut dyn FnMut(f64);

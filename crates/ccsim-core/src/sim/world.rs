@@ -4,130 +4,26 @@
 
 use super::{Control, ProgressFn};
 use crate::cc::{self, CongestionControl};
-use crate::control::deadline::DeadlineController;
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::engine::sched::TcpTimerKind;
-use crate::engine::{serialisation_ns, Event, Scheduler, NS_PER_SEC};
-use crate::net::link::{DelayLine, LineEntry, Link, Next};
+use crate::engine::TimerFire;
+use crate::engine::{Event, Scheduler, NS_PER_SEC};
+use crate::flow::{FlowCounters, TcpFlow};
+use crate::net::datapath::{self, LinkEnv, LinkIo};
+use crate::net::link::{DelayLine, Link, Next};
 use crate::net::packet::{
     prefetch_read, Ecn, Packet, PacketId, PacketKind, PacketPool, TCP_IP_HEADER_BYTES,
 };
+use crate::net::route::Routes;
 use crate::ppv::marker::Marker;
-use crate::qdisc::{QdiscCtx, QueueDisc};
+use crate::qdisc::QueueDisc;
+use crate::results::RunOutput;
 use crate::scenario::{ParamValue, ScenarioError};
-use crate::stats::QueueSnapshot;
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
 use crate::tcp::sender::TcpSender;
-use crate::tcp::{TcpConfig, TcpIo, TimerFire};
-use crate::trace::{DeadlineTrace, Pcap, QdiscStateTrace, QueueEvents, Series, Transfer};
+use crate::tcp::TcpIo;
+use crate::trace::{Recorders, View};
 use crate::udp::UdpSource;
-
-/// One TCP flow: both endpoints and what the scenario said about it.
-#[derive(Debug)]
-pub struct TcpFlow {
-    pub sender: TcpSender,
-    pub receiver: TcpReceiver,
-    pub group: u32,
-    pub base_rtt_ns: u64,
-    /// Start of the current transfer (of the flow, for a bulk flow).
-    pub start_ns: u64,
-    /// Start of the flow's first transfer.
-    pub first_start_ns: u64,
-    pub trace: bool,
-    /// Connection number, carried by the flow's packets: a closed-loop flow opens a new
-    /// connection for every transfer, and a late packet of an earlier one is discarded.
-    pub conn: u32,
-    /// The path's RTT with serialisation, which seeds a new connection's estimator.
-    pub(crate) path_rtt_ns: u64,
-    /// What a new connection starts from (flows with repeated transfers only).
-    pub(crate) template: Option<Box<(TcpConfig, cc::Cc)>>,
-    /// Sizes of the transfers still to come, and the think time before each.
-    pub(crate) next: std::collections::VecDeque<(u64, u64)>,
-    /// Index of the current transfer.
-    pub(crate) transfer: u32,
-    /// A finite transfer is running whose end has not been recorded yet.
-    pub(crate) awaiting_end: bool,
-    /// Counters of the flow's finished connections.
-    pub(crate) before: ConnTotals,
-    /// Reductions and RTT samples of finished connections.
-    pub(crate) past_reductions: Vec<crate::tcp::sender::Reduction>,
-    pub(crate) past_rtts: Vec<(u64, u64)>,
-    /// The DA-LBE controller of a group with a `deadline`.
-    pub(crate) deadline: Option<Box<FlowDeadline>>,
-}
-
-/// A flow's deadline-aware LBE controller and what it escalates to.
-#[derive(Debug, Clone)]
-pub(crate) struct FlowDeadline {
-    pub(crate) ctl: DeadlineController,
-    /// The congestion control to switch to (a fresh instance, cloned at each switch).
-    pub(crate) escalate_to: Option<cc::Cc>,
-    /// The group's own congestion control, fresh, to switch back to.
-    pub(crate) original: cc::Cc,
-}
-
-/// Counters of a flow's finished connections, so that its totals run on across them.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct ConnTotals {
-    pub(crate) bytes_delivered: u64,
-    pub(crate) wire_received: u64,
-    pub(crate) packets_sent: u64,
-    pub(crate) retransmits: u64,
-    pub(crate) timeouts: u64,
-}
-
-impl TcpFlow {
-    /// Payload bytes delivered in order, over all the flow's connections.
-    pub fn bytes_delivered(&self) -> u64 {
-        self.before.bytes_delivered + self.receiver.stats.bytes_delivered
-    }
-    /// Wire bytes (headers included, duplicates too) that reached the receiver.
-    pub fn wire_received(&self) -> u64 {
-        let s = &self.receiver.stats;
-        self.before.wire_received
-            + s.bytes_received
-            + s.segments_received * u64::from(TCP_IP_HEADER_BYTES)
-    }
-    pub(crate) fn packets_sent(&self) -> u64 {
-        self.before.packets_sent + self.sender.stats.packets_sent
-    }
-    pub(crate) fn retransmits(&self) -> u64 {
-        self.before.retransmits + self.sender.stats.retransmits
-    }
-    pub(crate) fn timeouts(&self) -> u64 {
-        self.before.timeouts + self.sender.stats.timeouts
-    }
-    /// The current transfer as a `transfers` row.
-    pub(crate) fn transfer_row(&self, flow: u32) -> Transfer {
-        Transfer {
-            flow,
-            group: self.group,
-            index: self.transfer,
-            size_bytes: self.sender.cfg.total_bytes.unwrap_or(0),
-            start_ns: self.start_ns,
-            end_ns: self.receiver.stats.completed_ns,
-            retransmits: self.sender.stats.retransmits,
-            timeouts: self.sender.stats.timeouts,
-            deadline_ns: self
-                .deadline
-                .as_ref()
-                .map(|d| self.start_ns.saturating_add(d.ctl.params.within_ns)),
-        }
-    }
-}
-
-/// Per-flow packet accounting across the whole network (both directions).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FlowCounters {
-    /// Packets created by the flow's endpoints.
-    pub sent: u64,
-    /// Packets that reached an endpoint of the flow.
-    pub arrived: u64,
-    /// Packets of the flow dropped at any queue.
-    pub dropped: u64,
-    /// Packets of the flow CE-marked at any queue.
-    pub marked: u64,
-}
 
 /// What a scheduled change does.
 #[derive(Debug, Clone)]
@@ -171,8 +67,22 @@ pub struct ParamUpdate {
     pub value: ParamValue,
 }
 
-/// Snapshot of per-flow byte counters (delivered, received).
-pub(crate) type FlowBytes = Vec<(u64, u64)>;
+/// A read-only [`View`] of a world's network for its recorders, built from disjoint
+/// field borrows so that `self.rec` can be borrowed mutably beside it.
+macro_rules! view {
+    ($w:expr) => {
+        View {
+            now_ns: $w.sched.now(),
+            events: $w.sched.executed(),
+            tcp: &$w.tcp,
+            udp: &$w.udp,
+            counters: &$w.counters,
+            links: &$w.links,
+            lines: &$w.lines,
+            pool: &$w.pool,
+        }
+    };
+}
 
 /// The simulated world.
 pub struct World {
@@ -180,63 +90,25 @@ pub struct World {
     pub(crate) pool: PacketPool,
     pub(crate) links: Vec<Link>,
     pub(crate) lines: Vec<DelayLine>,
-    /// All routes' links, flattened; route `r` is `route_links[route_start[r]..route_start[r + 1]]`.
-    pub(crate) route_links: Vec<u32>,
-    pub(crate) route_start: Vec<u32>,
+    pub(crate) routes: Routes,
     pub(crate) tcp: Vec<TcpFlow>,
     pub(crate) udp: Vec<UdpSource>,
-    pub(crate) udp_groups: Vec<u32>,
-    /// The `[[flows]]` and `[[udp]]` groups' names, if given.
-    pub(crate) group_names: (Vec<Option<String>>, Vec<Option<String>>),
-    pub(crate) udp_base_rtt_ns: Vec<u64>,
+    /// Per-flow packet accounting (conservation: sent = arrived + dropped + in network).
     pub(crate) counters: Vec<FlowCounters>,
     pub(crate) out_buf: Vec<PacketId>,
     pub(crate) drop_buf: Vec<PacketId>,
     pub(crate) mark_buf: Vec<PacketId>,
     pub(crate) bottleneck: u32,
     pub(crate) duration_ns: u64,
-    pub(crate) stats_interval_ns: u64,
-    pub(crate) measure_start_ns: u64,
-    pub(crate) measure_end_ns: u64,
+    /// Inside the measurement window: departures feed the links' sojourn histograms.
     pub(crate) in_window: bool,
-    pub(crate) series: Series,
-    pub(crate) last_tick_bytes: FlowBytes,
-    pub(crate) last_tick_queue: QueueSnapshot,
-    pub(crate) win_start_bytes: FlowBytes,
-    pub(crate) win_end_bytes: FlowBytes,
-    pub(crate) win_start_queue: QueueSnapshot,
-    pub(crate) win_end_queue: QueueSnapshot,
     pub(crate) seed: u64,
-    pub(crate) cc_names: Vec<&'static str>,
     pub(crate) changes: Vec<ChangeAction>,
     /// PPV edge markers with their random streams, and each flow's marker, if any.
     pub(crate) markers: Vec<(Marker, SimRng)>,
     pub(crate) marker_of: Vec<Option<u32>>,
-    /// Finished transfers (one row each).
-    pub(crate) transfers: Vec<Transfer>,
-    /// `qdisc_state` recorder, and whether it also records after every timer update.
-    pub(crate) qdisc_trace: Option<QdiscStateTrace>,
-    pub(crate) qdisc_trace_updates: bool,
-    /// `queue_events` recorder (opt-in).
-    pub(crate) queue_events: Option<QueueEvents>,
-    /// Per-flow (drops, marks) at the last tick, and bottleneck bytes departed.
-    pub(crate) last_tick_signals: Vec<(u64, u64)>,
-    pub(crate) last_tick_departed: u64,
-    /// Bytes the bottleneck had serialised at the last tick and at the window's edges,
-    /// counting the packet on the wire by the part sent ([`World::bytes_serialised`]).
-    pub(crate) last_tick_serialised: f64,
-    pub(crate) win_serialised: (f64, f64),
-    /// Per-flow counts at the window's start and end (see [`World::flow_counts`]).
-    pub(crate) win_counts: (Vec<[u64; 5]>, Vec<[u64; 5]>),
-    /// The bulk TCP flows, the last one's start, and their bytes delivered at the first
-    /// tick after it (convergence time).
-    pub(crate) convergence_flows: Vec<usize>,
-    pub(crate) last_tcp_start_ns: u64,
-    pub(crate) convergence_base: Option<Vec<u64>>,
-    /// Decisions of the flows' DA-LBE controllers.
-    pub(crate) deadline_trace: DeadlineTrace,
-    /// `[trace] pcap`: the capture of the chosen links' departures.
-    pub(crate) pcap: Option<Box<Pcap>>,
+    /// Every measurement of the run.
+    pub(crate) rec: Recorders,
 }
 
 impl World {
@@ -349,7 +221,7 @@ impl World {
         let now = self.sched.now();
         let flow = &mut self.tcp[f as usize];
         flow.awaiting_end = false;
-        self.transfers.push(flow.transfer_row(f));
+        self.rec.on_transfer_end(flow, f);
         if let Some(d) = flow.deadline.as_mut() {
             d.ctl.end();
         }
@@ -416,10 +288,7 @@ impl World {
                 }
             }
             ChangeAction::LinkRate { link, rate_bps } => {
-                // The queue hears it too (CSAQM's capacity, RED's idle clock).
-                let l = &mut self.links[link as usize];
-                l.rate_bps = rate_bps;
-                l.qdisc.link_rate_changed(rate_bps);
+                self.links[link as usize].set_rate(rate_bps);
             }
         }
     }
@@ -481,8 +350,8 @@ impl World {
                 .set_param("deadline_control", &d.ctl.params.knob.name, &value)
                 .expect("the knob's range was validated when the scenario was built");
         }
-        self.deadline_trace
-            .push(f, &d.ctl.params.knob.name, decision);
+        self.rec
+            .on_deadline_decision(f, &d.ctl.params.knob.name, decision);
         if d.ctl.next_tick_ns <= self.duration_ns {
             self.sched.at(d.ctl.next_tick_ns, Event::DeadlineTick(f));
         }
@@ -527,36 +396,25 @@ impl World {
         Ok(())
     }
 
-    /// Bytes the bottleneck has serialised by now. A departure is booked whole when its
-    /// transmission starts; the packet still on the wire counts only by the part already
-    /// sent, so bytes over any interval never exceed what the rate allows (utilisation
-    /// <= 1 at the window's and the ticks' edges).
-    pub(crate) fn bytes_serialised(&self) -> f64 {
-        let l = &self.links[self.bottleneck as usize];
-        let unsent_ns = l.busy_until_ns.saturating_sub(self.sched.now());
-        l.stats.bytes_departed as f64 - unsent_ns as f64 * l.rate_bps as f64 / 8e9
+    /// Summarise the run (`wall_s`: the wall-clock seconds it took).
+    pub fn finish(&self, wall_s: f64) -> RunOutput {
+        self.rec.finish(&view!(self), wall_s)
     }
 
-    /// Per flow, over the whole run so far: packets sent (by both endpoints), TCP
-    /// retransmissions and timeouts, drops and CE marks at any queue. Differenced across
-    /// the measurement window for the summary.
-    pub(crate) fn flow_counts(&self) -> Vec<[u64; 5]> {
-        let signals = |i: usize| (self.counters[i].dropped, self.counters[i].marked);
-        let mut v: Vec<[u64; 5]> = self
-            .tcp
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let (d, m) = signals(i);
-                [f.packets_sent(), f.retransmits(), f.timeouts(), d, m]
-            })
-            .collect();
-        let n = v.len();
-        v.extend(self.udp.iter().enumerate().map(|(k, u)| {
-            let (d, m) = signals(n + k);
-            [u.packets_sent, 0, 0, d, m]
-        }));
-        v
+    /// Packets of each flow still inside the network (queued or propagating).
+    pub fn packets_in_network(&self) -> Vec<u64> {
+        view!(self).packets_in_network()
+    }
+
+    /// A stats tick: the recorders take their rows, the bottleneck's interval ends.
+    fn stats_tick(&mut self) {
+        let now = self.sched.now();
+        self.rec.on_tick(&view!(self));
+        self.links[self.bottleneck as usize].stats.end_interval();
+        let interval_ns = self.rec.info.stats_interval_ns;
+        if now + interval_ns <= self.duration_ns {
+            self.sched.at(now + interval_ns, Event::StatsTick);
+        }
     }
 
     /// Events executed so far.
@@ -568,18 +426,13 @@ impl World {
     pub(crate) fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkTxDone(l) => {
-                let link = &mut self.links[l as usize];
-                let arrived = link.in_flight.take();
-                if link.tx_pending {
-                    link.tx_pending = false;
-                    self.link_start_tx(l);
-                }
+                let arrived = datapath::on_tx_done(self, l);
                 if let Some(e) = arrived {
                     self.deliver(e.id, e.next);
                 }
             }
             Event::LineArrive(k) => self.line_arrive(k),
-            Event::QdiscTimer(l) => self.qdisc_timer(l),
+            Event::QdiscTimer(l) => datapath::on_qdisc_timer(self, l),
             Event::TcpTimer { flow, timer } => self.tcp_timer(flow, timer),
             Event::FlowStart(f) => {
                 let now = self.sched.now();
@@ -598,17 +451,11 @@ impl World {
             Event::StatsTick => self.stats_tick(),
             Event::MeasureStart => {
                 self.in_window = true;
-                self.win_start_bytes = self.flow_bytes();
-                self.win_start_queue = self.links[self.bottleneck as usize].stats.snapshot();
-                self.win_serialised.0 = self.bytes_serialised();
-                self.win_counts.0 = self.flow_counts();
+                self.rec.on_window_start(&view!(self));
             }
             Event::MeasureEnd => {
                 self.in_window = false;
-                self.win_end_bytes = self.flow_bytes();
-                self.win_end_queue = self.links[self.bottleneck as usize].stats.snapshot();
-                self.win_serialised.1 = self.bytes_serialised();
-                self.win_counts.1 = self.flow_counts();
+                self.rec.on_window_end(&view!(self));
             }
             Event::Change(i) => self.apply_change(i),
             Event::ControlTick => {}
@@ -617,277 +464,37 @@ impl World {
 
     // ----- links -----------------------------------------------------------------
 
-    fn account_qdisc_outcome(&mut self, l: u32) {
-        if l == self.bottleneck {
-            if let Some(ev) = self.queue_events.as_mut() {
-                let now = self.sched.now();
-                let q = &self.links[l as usize].qdisc;
-                let (pkts, bytes) = (q.len_packets() as u64, q.len_bytes());
-                for (buf, mark) in [(&self.drop_buf, false), (&self.mark_buf, true)] {
-                    for &id in buf {
-                        let p = self.pool.get(id);
-                        // A packet dropped on arrival was stamped now: it waited 0.
-                        ev.push(
-                            now,
-                            p.flow,
-                            mark,
-                            pkts,
-                            bytes,
-                            now.saturating_sub(p.enqueue_ns),
-                        );
-                    }
-                }
-            }
-        }
-        let link = &mut self.links[l as usize];
-        for &id in &self.mark_buf {
-            link.stats.marks += 1;
-            self.counters[self.pool.get(id).flow as usize].marked += 1;
-        }
-        self.mark_buf.clear();
-        for &id in &self.drop_buf {
-            link.stats.drops += 1;
-            self.counters[self.pool.get(id).flow as usize].dropped += 1;
-            self.pool.free(id);
-        }
-        self.drop_buf.clear();
-    }
-
-    /// Keep the link's timer in step with what its discipline asks for.
+    /// Packet `id` arrives at link `l`.
     #[inline]
-    pub(crate) fn sync_qdisc_timer(&mut self, l: u32) {
-        let link = &mut self.links[l as usize];
-        if !link.qdisc_uses_timer {
-            return;
-        }
-        match link.qdisc.timer_deadline() {
-            Some(t) => link.qdisc_timer.arm(t),
-            None => return,
-        }
-        if let Some(t) = link.qdisc_timer.sync() {
-            self.sched.at(t, Event::QdiscTimer(l));
-        }
-    }
-
-    fn qdisc_timer(&mut self, l: u32) {
-        let now = self.sched.now();
-        let link = &mut self.links[l as usize];
-        match link.qdisc_timer.on_event(now) {
-            TimerFire::Stale => return,
-            TimerFire::Reschedule(t) => {
-                self.sched.at(t, Event::QdiscTimer(l));
-                return;
-            }
-            TimerFire::Fire => {}
-        }
-        let mut ctx = QdiscCtx {
-            now_ns: now,
-            pool: &mut self.pool,
-            dropped: &mut self.drop_buf,
-            marked: &mut self.mark_buf,
-            rng: &mut link.rng,
-        };
-        link.qdisc.on_timer(&mut ctx);
-        if self.qdisc_trace_updates && l == self.bottleneck {
-            if let Some(tr) = self.qdisc_trace.as_mut() {
-                self.links[l as usize].qdisc.state(now, &mut tr.buf);
-                tr.commit(now);
-            }
-        }
-        self.account_qdisc_outcome(l);
-        self.sync_qdisc_timer(l);
-        // A timer may make a held packet eligible (a shaper's tokens).
-        if self.links[l as usize].qdisc.len_packets() > 0 {
-            self.wake_transmitter(l);
-        }
-    }
-
-    /// Have link `l` send its next queued packet as soon as its transmitter is free: now
-    /// if it is idle, else at the transmit-done event of the packet on the wire.
-    fn wake_transmitter(&mut self, l: u32) {
-        let now = self.sched.now();
-        let link = &mut self.links[l as usize];
-        if link.tx_pending {
-            return; // a transmit-done event will start it
-        }
-        if link.in_flight.is_some() {
-            // A zero-delay link's transmit-done event is due at `busy_until_ns`
-            // (possibly now, not yet run); it delivers that packet and starts this one.
-            link.tx_pending = true;
-        } else if now >= link.busy_until_ns {
-            self.link_start_tx(l);
-        } else {
-            link.tx_pending = true;
-            self.sched.at(link.busy_until_ns, Event::LinkTxDone(l));
-        }
-    }
-
     fn link_enqueue(&mut self, l: u32, id: PacketId) {
-        let now = self.sched.now();
-        let link = &mut self.links[l as usize];
-        link.stats.arrivals += 1;
-        // An idle link with an empty DropTail queue sends the packet straight away:
-        // DropTail admits it and hands it back unchanged, so skip the round trip
-        // through its FIFO (most access and reverse-path hops take this path). Its
-        // sojourn is zero, so `transmit` needs no enqueue time.
-        if link.is_idle(now)
-            && link
-                .qdisc
-                .is_empty_droptail_admitting(self.pool.get(id).size_bytes as u64)
-        {
-            self.transmit(l, id, now, false);
-            return;
-        }
-        self.pool.get_mut(id).enqueue_ns = now;
-        let link = &mut self.links[l as usize];
-        let mut ctx = QdiscCtx {
-            now_ns: now,
-            pool: &mut self.pool,
-            dropped: &mut self.drop_buf,
-            marked: &mut self.mark_buf,
-            rng: &mut link.rng,
-        };
-        link.qdisc.enqueue(id, &mut ctx);
-        let wants_timer = link.qdisc_uses_timer;
-        self.account_qdisc_outcome(l);
-        if wants_timer {
-            self.sync_qdisc_timer(l);
-        }
-        self.wake_transmitter(l);
+        datapath::enqueue(self, l, id);
     }
 
-    fn link_start_tx(&mut self, l: u32) {
-        let now = self.sched.now();
-        let link = &mut self.links[l as usize];
-        let mut ctx = QdiscCtx {
-            now_ns: now,
-            pool: &mut self.pool,
-            dropped: &mut self.drop_buf,
-            marked: &mut self.mark_buf,
-            rng: &mut link.rng,
-        };
-        let next = link.qdisc.dequeue(&mut ctx);
-        let wants_timer = link.qdisc_uses_timer;
-        if !self.drop_buf.is_empty() || !self.mark_buf.is_empty() {
-            self.account_qdisc_outcome(l);
-        }
-        if wants_timer {
-            self.sync_qdisc_timer(l);
-        }
-        match next {
-            Some(id) => self.transmit(l, id, now, true),
-            None => {
-                let link = &mut self.links[l as usize];
-                if link.qdisc.len_packets() > 0 {
-                    if let Some(t) = link.qdisc.next_ready_ns(now) {
-                        link.tx_pending = true;
-                        self.sched.at(t.max(now), Event::LinkTxDone(l));
-                    }
-                }
-            }
-        }
+    /// Keep link `l`'s timer in step with what its discipline asks for.
+    pub(crate) fn sync_qdisc_timer(&mut self, l: u32) {
+        self.links[l as usize].sync_qdisc_timer(l, &mut self.sched);
     }
 
-    /// Put packet `id`, just taken from link `l`'s queue, on the wire: it occupies the
-    /// transmitter for its serialisation time, then propagates. `may_be_queued`: it came
-    /// through the queue, and others may wait behind it (false on the idle-link fast
-    /// path: it arrived now and nothing waits, which saves asking the discipline).
-    #[inline]
-    fn transmit(&mut self, l: u32, id: PacketId, now: u64, may_be_queued: bool) {
-        let in_window = self.in_window;
-        let link = &mut self.links[l as usize];
-        let p = self.pool.get(id);
-        let size = p.size_bytes;
-        let sojourn_ns = if may_be_queued { now - p.enqueue_ns } else { 0 };
-        link.stats.on_departure(sojourn_ns, size, in_window);
-        let tx_end = now + serialisation_ns(size, link.rate_bps);
-        link.busy_until_ns = tx_end;
-        if link.pcap_iface != crate::net::link::NO_PCAP {
-            self.capture(l, id, now);
-        }
-        let link = &mut self.links[l as usize];
-        let arrive = tx_end + link.delay_ns;
-        let zero_delay = link.delay_ns == 0;
-        let queued = if may_be_queued {
-            link.qdisc.peek()
-        } else {
-            None
-        };
-        if let Some(next) = queued {
-            self.pool.prefetch(next);
-            link.tx_pending = true;
-        }
-        // The transmit-done event starts the next queued packet and, on a zero-delay
-        // link, delivers this one.
-        if queued.is_some() || zero_delay {
-            self.sched.at(tx_end, Event::LinkTxDone(l));
-        }
-        let k = link.line;
-        let next = {
-            let p = self.pool.get(id);
-            let start = self.route_start[p.route as usize] as usize;
-            let end = self.route_start[p.route as usize + 1] as usize;
-            let at = start + p.hop as usize + 1;
-            if at < end {
-                Next(self.route_links[at])
-            } else {
-                Next(Next::ENDPOINT | p.flow)
-            }
-        };
-        let entry = LineEntry {
-            arrive_ns: arrive,
-            id,
-            next,
-        };
-        if zero_delay {
-            debug_assert!(self.links[l as usize].in_flight.is_none());
-            self.links[l as usize].in_flight = Some(entry);
-            return;
-        }
-        let dl = &mut self.lines[k as usize];
-        if dl.push(entry) && dl.event_at.is_none_or(|t| arrive < t) {
-            dl.event_at = Some(arrive);
-            self.sched.at(arrive, Event::LineArrive(k));
-        }
-    }
-
-    /// Write packet `id`, starting its transmission on link `l`, to the capture.
-    #[cold]
-    fn capture(&mut self, l: u32, id: PacketId, now: u64) {
-        let Some(cap) = self.pcap.as_mut() else {
-            return;
-        };
-        let p = self.pool.get(id);
-        let wire = self
-            .tcp
-            .get(p.flow as usize)
-            .map(|f| crate::trace::pcap::FlowWire {
-                mss: f.sender.cfg.mss,
-                total_bytes: f.sender.cfg.total_bytes,
-            });
-        let sack = if p.n_sack > 0 {
-            &self.pool.sack(id)[..p.n_sack as usize]
-        } else {
-            &[][..]
-        };
-        cap.record(self.links[l as usize].pcap_iface, now, p, sack, wire);
-    }
-
+    /// Delay line `k`'s arrival event: hand every packet that reached the far end to
+    /// its next link or endpoint.
     fn line_arrive(&mut self, k: u32) {
         let now = self.sched.now();
-        if self.lines[k as usize].event_at != Some(now) {
+        if !self.lines[k as usize].begin_arrivals(now) {
             return; // superseded by an earlier head
         }
-        self.lines[k as usize].event_at = None;
-        while let Some(&e) = self.lines[k as usize].queue.front() {
-            if e.arrive_ns > now {
-                break;
-            }
-            self.lines[k as usize].queue.pop_front();
+        while let Some(e) = self.lines[k as usize].pop_due(now) {
             self.deliver(e.id, e.next);
         }
-        let dl = &mut self.lines[k as usize];
-        for e in dl.queue.iter().take(2) {
+        self.prefetch_arrivals(k);
+        if let Some(t) = self.lines[k as usize].rearm() {
+            self.sched.at(t, Event::LineArrive(k));
+        }
+    }
+
+    /// Bring into cache what the next arrivals on line `k` will touch.
+    #[inline]
+    fn prefetch_arrivals(&self, k: u32) {
+        for e in self.lines[k as usize].queue.iter().take(2) {
             self.pool.prefetch(e.id);
             if e.next.0 & Next::ENDPOINT == 0 {
                 let link = &self.links[e.next.0 as usize];
@@ -896,12 +503,6 @@ impl World {
             } else if let Some(f) = self.tcp.get((e.next.0 & !Next::ENDPOINT) as usize) {
                 prefetch_read(&f.sender.tp);
                 prefetch_read(&f.receiver);
-            }
-        }
-        if let Some(&LineEntry { arrive_ns: t, .. }) = dl.queue.front() {
-            if dl.event_at.is_none_or(|e| t < e) {
-                dl.event_at = Some(t);
-                self.sched.at(t, Event::LineArrive(k));
             }
         }
     }
@@ -973,8 +574,7 @@ impl World {
                     p.value = mk.mark(self.sched.now(), p.size_bytes, rng);
                 }
             }
-            let route = self.pool.get(id).route;
-            let first = self.route_links[self.route_start[route as usize] as usize];
+            let first = self.routes.first_link(self.pool.get(id).route);
             self.link_enqueue(first, id);
         }
         out.clear();
@@ -1073,7 +673,54 @@ impl World {
             self.pool.get_mut(id).value = mk.mark(now, size, rng);
         }
         self.counters[flow as usize].sent += 1;
-        let first = self.route_links[self.route_start[route as usize] as usize];
+        let first = self.routes.first_link(route);
         self.link_enqueue(first, id);
+    }
+}
+
+/// The world lends its links' datapath what it works on, counts their congestion signals
+/// per flow and hands every observable point to the recorders.
+impl LinkEnv for World {
+    #[inline]
+    fn link_io(&mut self, l: u32) -> LinkIo<'_> {
+        LinkIo {
+            link: &mut self.links[l as usize],
+            now_ns: self.sched.now(),
+            sched: &mut self.sched,
+            pool: &mut self.pool,
+            lines: &mut self.lines,
+            routes: &self.routes,
+            dropped: &mut self.drop_buf,
+            marked: &mut self.mark_buf,
+            in_window: self.in_window,
+        }
+    }
+
+    #[inline]
+    fn on_queue_signals(&mut self, l: u32) {
+        let now = self.sched.now();
+        let qdisc = &self.links[l as usize].qdisc;
+        self.rec
+            .on_queue_signals(l, now, qdisc, &self.drop_buf, &self.mark_buf, &self.pool);
+        for &id in &self.mark_buf {
+            self.counters[self.pool.get(id).flow as usize].marked += 1;
+        }
+        for &id in &self.drop_buf {
+            self.counters[self.pool.get(id).flow as usize].dropped += 1;
+        }
+    }
+
+    #[inline]
+    fn on_qdisc_update(&mut self, l: u32) {
+        let now = self.sched.now();
+        self.rec
+            .on_qdisc_update(l, now, &self.links[l as usize].qdisc);
+    }
+
+    #[cold]
+    fn on_capture(&mut self, l: u32, id: PacketId) {
+        let (iface, now) = (self.links[l as usize].pcap_iface, self.sched.now());
+        self.rec
+            .on_departure_capture(iface, now, &self.pool, id, &self.tcp);
     }
 }

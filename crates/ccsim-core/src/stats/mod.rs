@@ -68,6 +68,14 @@ impl QueueStats {
         }
     }
 
+    /// End a stats interval: reset the per-interval accumulators.
+    pub fn end_interval(&mut self) {
+        self.iv_sojourn_sum_ns = 0;
+        self.iv_sojourn_max_ns = 0;
+        self.iv_sojourn_min_ns = u64::MAX;
+        self.iv_departures = 0;
+    }
+
     /// Cumulative counters, to difference across the measurement window.
     pub fn snapshot(&self) -> QueueSnapshot {
         QueueSnapshot {

@@ -3,19 +3,21 @@
 //! flows (`rtt_samples`), every drop and mark at the bottleneck (`queue_events`) and one
 //! row per finite transfer (`transfers`).
 //!
-//! Each is a plain column store that `World` fills at a few fixed points (a stats tick, a
-//! discipline's timer, a drop or mark at the bottleneck, an RTT sample, a transfer's
-//! end); the opt-in ones are `None` in `World` when off, so they cost one branch.
+//! Each is a plain column store that [`Recorders`] fills at a few fixed points (a stats
+//! tick, a discipline's timer, a drop or mark at the bottleneck, an RTT sample, a
+//! transfer's end); the opt-in ones are `None` when off, so they cost one branch.
 
 pub mod pcap;
+mod recorders;
 mod series;
 mod summary;
 
 pub use pcap::Pcap;
-pub(crate) use series::Series;
+pub use recorders::{Recorders, View};
 pub use summary::TABLE_NAMES;
 
 use crate::engine::NS_PER_SEC;
+use crate::flow::TcpFlow;
 use crate::results::{Column, Table};
 
 fn secs(ns: u64) -> f64 {
@@ -164,6 +166,24 @@ pub struct Transfer {
 }
 
 impl Transfer {
+    /// Flow `flow`'s (number `id`) current transfer as a row.
+    pub(crate) fn current(flow: &TcpFlow, id: u32) -> Transfer {
+        Transfer {
+            flow: id,
+            group: flow.group,
+            index: flow.transfer,
+            size_bytes: flow.sender.cfg.total_bytes.unwrap_or(0),
+            start_ns: flow.start_ns,
+            end_ns: flow.receiver.stats.completed_ns,
+            retransmits: flow.sender.stats.retransmits,
+            timeouts: flow.sender.stats.timeouts,
+            deadline_ns: flow
+                .deadline
+                .as_ref()
+                .map(|d| flow.start_ns.saturating_add(d.ctl.params.within_ns)),
+        }
+    }
+
     /// Flow completion time, seconds.
     pub fn fct_s(&self) -> Option<f64> {
         self.end_ns.map(|e| secs(e - self.start_ns))

@@ -2,15 +2,11 @@
 //! `cc_trace`, `cc_vars`, `queue_series`, the convergence index) and the per-flow byte
 //! counters they difference.
 
+use super::recorders::{Recorders, View};
 use crate::cc::{self, CongestionControl};
-use crate::engine::{Event, NS_PER_SEC};
+use crate::engine::NS_PER_SEC;
 use crate::qdisc::QueueDisc;
-use crate::sim::world::*;
-use crate::sim::World;
 use crate::stats::jain_index;
-
-/// IPv4 (20) + UDP (8) header bytes: a UDP packet's goodput is its size less these.
-const UDP_IP_HEADER_BYTES: u32 = 28;
 
 /// Time series gathered at every stats tick.
 #[derive(Debug, Default)]
@@ -55,44 +51,30 @@ pub(crate) struct Series {
     pub(crate) q_marks: Vec<u64>,
 }
 
-impl World {
-    // ----- statistics ---------------------------------------------------------------
-
-    /// (payload bytes delivered in order to the application, wire bytes received) per
-    /// flow. A UDP packet's payload is its size less the IP and UDP headers.
-    pub(crate) fn flow_bytes(&self) -> FlowBytes {
-        let mut v: FlowBytes = self
-            .tcp
-            .iter()
-            .map(|f| (f.bytes_delivered(), f.wire_received()))
-            .collect();
-        v.extend(self.udp.iter().map(|u| {
-            let packets = u.bytes_received / u64::from(u.packet_size);
-            let payload = u.packet_size.saturating_sub(UDP_IP_HEADER_BYTES);
-            (packets * u64::from(payload), u.bytes_received)
-        }));
-        v
-    }
-
-    /// `(protocol, group)` of flow `i`.
-    pub(crate) fn group_key(&self, i: usize) -> (&'static str, u32) {
-        match self.tcp.get(i) {
-            Some(f) => ("tcp", f.group),
-            None => ("udp", self.udp_groups[i - self.tcp.len()]),
-        }
-    }
-
-    pub(crate) fn stats_tick(&mut self) {
-        let now = self.sched.now();
+impl Recorders {
+    /// A stats tick: one row per flow, group, traced flow and the watched queue. The
+    /// caller then ends the queue's interval ([`crate::stats::QueueStats::end_interval`]).
+    pub fn on_tick(&mut self, v: &View) {
+        let now = v.now_ns;
         let t = now as f64 / NS_PER_SEC as f64;
-        let iv_s = self.stats_interval_ns as f64 / NS_PER_SEC as f64;
+        let iv_s = self.info.stats_interval_ns as f64 / NS_PER_SEC as f64;
+        let bytes = v.flow_bytes();
+        self.tick_flows(v, &bytes, t, iv_s);
+        self.tick_convergence(&bytes, now, t);
+        self.tick.bytes = bytes;
+        self.tick_cc(v, t);
+        self.tick_queue(v, t, iv_s);
+    }
+
+    /// `flow_series` and `group_series` rows.
+    fn tick_flows(&mut self, v: &View, bytes: &[(u64, u64)], t: f64, iv_s: f64) {
+        let now = v.now_ns;
         let mbps = |bytes: u64| bytes as f64 * 8.0 / iv_s / 1e6;
-        let bytes = self.flow_bytes();
         // Per-group sums, in first-seen (flow-id) order: TCP groups, then UDP groups.
         let mut groups: Vec<((&'static str, u32), u32, u64, u64)> = Vec::new();
-        for (i, (&(d, r), &(d0, r0))) in bytes.iter().zip(self.last_tick_bytes.iter()).enumerate() {
-            let c = self.counters[i];
-            let (drops0, marks0) = self.last_tick_signals[i];
+        for (i, (&(d, r), &(d0, r0))) in bytes.iter().zip(self.tick.bytes.iter()).enumerate() {
+            let c = v.counters[i];
+            let (drops0, marks0) = self.tick.signals[i];
             let s = &mut self.series;
             s.flow_t.push(t);
             s.flow_id.push(i as u32);
@@ -101,11 +83,11 @@ impl World {
             s.flow_bytes.push(d);
             s.flow_drops.push(c.dropped - drops0);
             s.flow_marks.push(c.marked - marks0);
-            self.last_tick_signals[i] = (c.dropped, c.marked);
-            let key = self.group_key(i);
-            let started = match self.tcp.get(i) {
+            self.tick.signals[i] = (c.dropped, c.marked);
+            let key = self.group_key(v, i);
+            let started = match v.tcp.get(i) {
                 Some(f) => f.first_start_ns <= now,
-                None => self.udp[i - self.tcp.len()].start_ns <= now,
+                None => v.udp[i - v.tcp.len()].start_ns <= now,
             };
             match groups.last_mut() {
                 Some(g) if g.0 == key => {
@@ -125,12 +107,16 @@ impl World {
             s.group_goodput.push(mbps(d));
             s.group_throughput.push(mbps(r));
         }
-        // Paper 003 §4.3: Jain's index of the bytes each bulk TCP flow has delivered
-        // since the last one entered (finite transfers come and go: not counted).
-        if self.convergence_flows.len() >= 2 && now > self.last_tcp_start_ns {
-            let flows = &self.convergence_flows;
-            let base = self
-                .convergence_base
+    }
+
+    /// Paper 003 §4.3: Jain's index of the bytes each bulk TCP flow has delivered
+    /// since the last one entered (finite transfers come and go: not counted).
+    fn tick_convergence(&mut self, bytes: &[(u64, u64)], now: u64, t: f64) {
+        let c = &mut self.convergence;
+        if c.flows.len() >= 2 && now > c.last_start_ns {
+            let flows = &c.flows;
+            let base = c
+                .base
                 .get_or_insert_with(|| flows.iter().map(|&i| bytes[i].0).collect());
             let since: Vec<f64> = flows
                 .iter()
@@ -145,8 +131,11 @@ impl World {
             self.series.convergence_t.push(t);
             self.series.convergence_jain.push(jain);
         }
-        self.last_tick_bytes = bytes;
-        for (i, f) in self.tcp.iter().enumerate() {
+    }
+
+    /// `cc_trace` and `cc_vars` rows of the traced flows.
+    fn tick_cc(&mut self, v: &View, t: f64) {
+        for (i, f) in v.tcp.iter().enumerate() {
             if f.trace {
                 let s = &f.sender;
                 self.series.cc_t.push(t);
@@ -169,16 +158,21 @@ impl World {
                 }
             }
         }
-        let serialised = self.bytes_serialised();
-        let link = &mut self.links[self.bottleneck as usize];
-        if let Some(tr) = self.qdisc_trace.as_mut() {
+    }
+
+    /// The watched queue's `queue_series` row (and `qdisc_state`'s, if on).
+    fn tick_queue(&mut self, v: &View, t: f64, iv_s: f64) {
+        let now = v.now_ns;
+        let link = &v.links[self.queue_link as usize];
+        let serialised = link.bytes_serialised(now);
+        if let Some(tr) = self.qdisc_state.as_mut() {
             link.qdisc.state(now, &mut tr.buf);
             tr.commit(now);
         }
         let snap = link.stats.snapshot();
-        let st = &mut link.stats;
+        let st = &link.stats;
         let has = st.iv_departures > 0;
-        let departed = snap.bytes_departed - self.last_tick_departed;
+        let departed = snap.bytes_departed - self.tick.departed;
         let s = &mut self.series;
         s.q_t.push(t);
         s.q_pkts.push(link.qdisc.len_packets() as u64);
@@ -193,42 +187,12 @@ impl World {
         s.q_sojourn_min.push(ms(st.iv_sojourn_min_ns));
         s.q_departed_bytes.push(departed);
         s.q_utilisation
-            .push((serialised - self.last_tick_serialised) * 8.0 / (link.rate_bps as f64 * iv_s));
-        s.q_arrivals
-            .push(snap.arrivals - self.last_tick_queue.arrivals);
-        s.q_drops.push(snap.drops - self.last_tick_queue.drops);
-        s.q_marks.push(snap.marks - self.last_tick_queue.marks);
-        st.iv_sojourn_sum_ns = 0;
-        st.iv_sojourn_max_ns = 0;
-        st.iv_sojourn_min_ns = u64::MAX;
-        st.iv_departures = 0;
-        self.last_tick_queue = snap;
-        self.last_tick_departed = snap.bytes_departed;
-        self.last_tick_serialised = serialised;
-        if now + self.stats_interval_ns <= self.duration_ns {
-            self.sched
-                .at(now + self.stats_interval_ns, Event::StatsTick);
-        }
-    }
-
-    /// Packets of each flow still inside the network (queued or propagating).
-    pub fn packets_in_network(&self) -> Vec<u64> {
-        let mut v = vec![0u64; self.counters.len()];
-        for link in &self.links {
-            for id in link
-                .qdisc
-                .held()
-                .into_iter()
-                .chain(link.in_flight.map(|e| e.id))
-            {
-                v[self.pool.get(id).flow as usize] += 1;
-            }
-        }
-        for dl in &self.lines {
-            for e in &dl.queue {
-                v[self.pool.get(e.id).flow as usize] += 1;
-            }
-        }
-        v
+            .push((serialised - self.tick.serialised) * 8.0 / (link.rate_bps as f64 * iv_s));
+        s.q_arrivals.push(snap.arrivals - self.tick.queue.arrivals);
+        s.q_drops.push(snap.drops - self.tick.queue.drops);
+        s.q_marks.push(snap.marks - self.tick.queue.marks);
+        self.tick.queue = snap;
+        self.tick.departed = snap.bytes_departed;
+        self.tick.serialised = serialised;
     }
 }

@@ -11,41 +11,42 @@ use crate::results::{
 use crate::stats::jain_index;
 use crate::trace::{transfers_table, QdiscStateTrace, QueueEvents, RttSamples, Transfer};
 
-use crate::sim::World;
+use super::recorders::{Recorders, View};
 
-impl World {
+impl Recorders {
     /// Summarise the run (`wall_s`: the wall-clock seconds it took).
-    pub fn finish(&self, wall_s: f64) -> RunOutput {
-        let window_s = (self.measure_end_ns - self.measure_start_ns) as f64 / NS_PER_SEC as f64;
+    pub fn finish(&self, v: &View, wall_s: f64) -> RunOutput {
+        let window_s =
+            (self.info.measure_end_ns - self.info.measure_start_ns) as f64 / NS_PER_SEC as f64;
         // Finished transfers, then those still running at the end, by start then flow.
         let mut transfers = self.transfers.clone();
         transfers.extend(
-            self.tcp
+            v.tcp
                 .iter()
                 .enumerate()
-                .filter(|(_, f)| f.awaiting_end && f.start_ns < self.duration_ns)
-                .map(|(i, f)| f.transfer_row(i as u32)),
+                .filter(|(_, f)| f.awaiting_end && f.start_ns < self.info.duration_ns)
+                .map(|(i, f)| Transfer::current(f, i as u32)),
         );
         transfers.sort_by_key(|t| (t.start_ns, t.flow, t.index));
-        let n_tcp = self.tcp.len();
-        let mut flows = Vec::with_capacity(self.counters.len());
-        for i in 0..self.counters.len() {
-            let (d1, r1) = self.win_end_bytes[i];
-            let (d0, r0) = self.win_start_bytes[i];
+        let n_tcp = v.tcp.len();
+        let mut flows = Vec::with_capacity(v.counters.len());
+        for i in 0..v.counters.len() {
+            let (d1, r1) = self.window.bytes.1[i];
+            let (d0, r0) = self.window.bytes.0[i];
             let goodput = (d1 - d0) as f64 * 8.0 / window_s / 1e6;
             let throughput = (r1 - r0) as f64 * 8.0 / window_s / 1e6;
             // Counts over the window: [packets sent, retransmits, timeouts, drops, marks].
-            let (k0, k1) = (self.win_counts.0[i], self.win_counts.1[i]);
+            let (k0, k1) = (self.window.counts.0[i], self.window.counts.1[i]);
             let [sent, retransmits, timeouts, drops, marks] =
                 std::array::from_fn(|j| k1[j] - k0[j]);
             flows.push(if i < n_tcp {
-                let f = &self.tcp[i];
+                let f = &v.tcp[i];
                 FlowSummary {
                     flow_id: i as u32,
                     group: f.group,
-                    group_name: self.group_names.0[f.group as usize].clone(),
+                    group_name: self.info.group_names.0[f.group as usize].clone(),
                     protocol: "tcp".into(),
-                    algorithm: self.cc_names[i].into(),
+                    algorithm: self.info.cc_names[i].into(),
                     base_rtt_ms: f.base_rtt_ns as f64 / 1e6,
                     start_s: f.first_start_ns as f64 / NS_PER_SEC as f64,
                     size_bytes: transfers
@@ -66,17 +67,18 @@ impl World {
                         .and_then(Transfer::fct_s),
                 }
             } else {
-                let u = &self.udp[i - n_tcp];
+                let u = &v.udp[i - n_tcp];
                 FlowSummary {
                     flow_id: i as u32,
-                    group: self.udp_groups[i - n_tcp],
-                    group_name: self.group_names.1[self.udp_groups[i - n_tcp] as usize].clone(),
+                    group: self.info.udp_groups[i - n_tcp],
+                    group_name: self.info.group_names.1[self.info.udp_groups[i - n_tcp] as usize]
+                        .clone(),
                     protocol: "udp".into(),
                     algorithm: match u.pattern {
                         crate::scenario::UdpPattern::Cbr => "cbr".into(),
                         crate::scenario::UdpPattern::Poisson => "poisson".into(),
                     },
-                    base_rtt_ms: self.udp_base_rtt_ns[i - n_tcp] as f64 / 1e6,
+                    base_rtt_ms: self.info.udp_base_rtt_ns[i - n_tcp] as f64 / 1e6,
                     start_s: u.start_ns as f64 / NS_PER_SEC as f64,
                     size_bytes: None,
                     goodput_mbps: goodput,
@@ -91,13 +93,13 @@ impl World {
                 }
             });
         }
-        let bl = &self.links[self.bottleneck as usize];
-        let q0 = self.win_start_queue;
-        let q1 = self.win_end_queue;
+        let bl = &v.links[self.queue_link as usize];
+        let q0 = self.window.queue.0;
+        let q1 = self.window.queue.1;
         let arrivals = q1.arrivals - q0.arrivals;
         let drops = q1.drops - q0.drops;
         let marks = q1.marks - q0.marks;
-        let (s0, s1) = self.win_serialised;
+        let (s0, s1) = self.window.serialised;
         let utilisation = (s1 - s0) * 8.0 / (bl.rate_bps as f64 * window_s);
         let hist = bl
             .stats
@@ -149,21 +151,23 @@ impl World {
             .iter()
             .zip(&s.convergence_jain)
             .find(|(_, &j)| j >= 0.95)
-            .map(|(&t, _)| t - self.last_tcp_start_ns as f64 / NS_PER_SEC as f64);
+            .map(|(&t, _)| t - self.convergence.last_start_ns as f64 / NS_PER_SEC as f64);
         let in_window: Vec<&Transfer> = transfers
             .iter()
-            .filter(|t| (self.measure_start_ns..self.measure_end_ns).contains(&t.start_ns))
+            .filter(|t| {
+                (self.info.measure_start_ns..self.info.measure_end_ns).contains(&t.start_ns)
+            })
             .collect();
         let fct = (!transfers.is_empty()).then(|| fct_summary(&in_window));
         let summary = Summary {
             ccsim_version: crate::VERSION.into(),
-            seed: self.seed,
-            duration_s: self.duration_ns as f64 / NS_PER_SEC as f64,
-            measure_start_s: self.measure_start_ns as f64 / NS_PER_SEC as f64,
-            measure_end_s: self.measure_end_ns as f64 / NS_PER_SEC as f64,
+            seed: self.info.seed,
+            duration_s: self.info.duration_ns as f64 / NS_PER_SEC as f64,
+            measure_start_s: self.info.measure_start_ns as f64 / NS_PER_SEC as f64,
+            measure_end_s: self.info.measure_end_ns as f64 / NS_PER_SEC as f64,
             utilisation,
             jain_index: jain,
-            events: self.sched.executed(),
+            events: v.events,
             bottleneck_packets: bl.stats.departures,
             wall_s,
             flows,
@@ -172,9 +176,9 @@ impl World {
             convergence_time_s,
             fct,
         };
-        let mut tables = self.tables(&summary, hist);
-        tables.push(transfers_table(&transfers, self.duration_ns));
-        tables.extend(self.trace_tables());
+        let mut tables = self.tables(v, &summary, hist);
+        tables.push(transfers_table(&transfers, self.info.duration_ns));
+        tables.extend(self.trace_tables(v));
         RunOutput {
             summary,
             tables,
@@ -184,6 +188,7 @@ impl World {
 
     pub(crate) fn tables(
         &self,
+        v: &View,
         summary: &Summary,
         hist: &hdrhistogram::Histogram<u64>,
     ) -> Vec<Table> {
@@ -211,9 +216,9 @@ impl World {
                         .zip(&s.group_id)
                         .map(|(p, &g)| {
                             let names = if *p == "tcp" {
-                                &self.group_names.0
+                                &self.info.group_names.0
                             } else {
-                                &self.group_names.1
+                                &self.info.group_names.1
                             };
                             names[g as usize].clone().unwrap_or_default()
                         })
@@ -299,8 +304,8 @@ impl World {
             .with("marks", u64s(|x| x.marks))
             .with("fct_s", f64s(|x| x.fct_s.unwrap_or(f64::NAN)));
         // Conservation accounting: sent = arrived + dropped + in_network, per flow and queue.
-        let in_net = self.packets_in_network();
-        let c = &self.counters;
+        let in_net = v.packets_in_network();
+        let c = &v.counters;
         let conservation = Table::new("flow_packets")
             .with("flow_id", Column::U32((0..c.len() as u32).collect()))
             .with("sent", Column::U64(c.iter().map(|x| x.sent).collect()))
@@ -315,13 +320,13 @@ impl World {
             .with("in_network", Column::U64(in_net))
             .with(
                 "bytes_delivered",
-                Column::U64(self.flow_bytes().into_iter().map(|b| b.0).collect()),
+                Column::U64(v.flow_bytes().into_iter().map(|b| b.0).collect()),
             )
             .with(
                 "retransmits",
                 Column::U64(
                     (0..c.len())
-                        .map(|i| self.tcp.get(i).map_or(0, |f| f.retransmits()))
+                        .map(|i| v.tcp.get(i).map_or(0, |f| f.retransmits()))
                         .collect(),
                 ),
             )
@@ -329,11 +334,11 @@ impl World {
                 "timeouts",
                 Column::U64(
                     (0..c.len())
-                        .map(|i| self.tcp.get(i).map_or(0, |f| f.timeouts()))
+                        .map(|i| v.tcp.get(i).map_or(0, |f| f.timeouts()))
                         .collect(),
                 ),
             );
-        let l = &self.links;
+        let l = v.links;
         let queues = Table::new("queues")
             .with(
                 "queue",
@@ -370,7 +375,7 @@ impl World {
             .with("value", Column::F64(s.var_value.clone()));
         let (mut rt, mut rid, mut rcause, mut rbefore, mut rafter) =
             (vec![], vec![], vec![], vec![], vec![]);
-        for (i, f) in self.tcp.iter().enumerate() {
+        for (i, f) in v.tcp.iter().enumerate() {
             for r in f.past_reductions.iter().chain(&f.sender.reductions) {
                 rt.push(r.time_ns as f64 / NS_PER_SEC as f64);
                 rid.push(i as u32);
@@ -407,20 +412,20 @@ impl World {
     }
 }
 
-impl World {
+impl Recorders {
     /// The opt-in traces' tables (`qdisc_state`, `rtt_samples`, `queue_events`) and the
     /// DA-LBE controllers' decisions (`deadline_control`), each
     /// present (possibly empty) whatever the options, so every run has the same tables.
-    pub(crate) fn trace_tables(&self) -> Vec<Table> {
+    pub(crate) fn trace_tables(&self, v: &View) -> Vec<Table> {
         let mut rtts = RttSamples::default();
-        for (i, f) in self.tcp.iter().enumerate() {
+        for (i, f) in v.tcp.iter().enumerate() {
             rtts.extend(i as u32, &f.past_rtts);
             if let Some(log) = &f.sender.rtt_log {
                 rtts.extend(i as u32, log);
             }
         }
         vec![
-            self.qdisc_trace.as_ref().map_or_else(
+            self.qdisc_state.as_ref().map_or_else(
                 || QdiscStateTrace::default().table(),
                 QdiscStateTrace::table,
             ),
@@ -428,7 +433,7 @@ impl World {
             self.queue_events
                 .as_ref()
                 .map_or_else(|| QueueEvents::default().table(), QueueEvents::table),
-            self.deadline_trace.table(),
+            self.deadline.table(),
         ]
     }
 }

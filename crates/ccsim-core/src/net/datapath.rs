@@ -1,0 +1,319 @@
+//! A link's datapath: a packet arrives at the egress queue, the discipline admits, drops
+//! or marks it, the transmitter serialises the head packet, and the packet propagates
+//! through the link's [`DelayLine`] (or, on a zero-delay link, reaches the far end when
+//! its transmission ends). See [`crate::net::link`] for the event economy.
+//!
+//! The link reaches the world around it only through a [`LinkEnv`], as a discipline does
+//! through [`QdiscCtx`] and a TCP endpoint through `TcpIo`: the env lends a link's
+//! [`LinkIo`] (the clock and event queue, the packet pool, the delay lines, the routes,
+//! the discipline's output buffers) and hears the link's observable points (congestion
+//! signals, timer updates, captured departures), which the simulation counts per flow
+//! and hands to its recorders. The env is a type parameter: the per-packet path
+//! dispatches statically, with no virtual call.
+
+use super::link::{DelayLine, LineEntry, Link, LinkId};
+use super::packet::{PacketId, PacketPool};
+use super::route::Routes;
+use crate::engine::{serialisation_ns, Event, Scheduler, TimerFire};
+use crate::qdisc::{Qdisc, QdiscCtx, QueueDisc};
+
+/// The parts of the world a link's datapath works on, borrowed together: the link, the
+/// clock and event queue, the packet pool, the delay lines, the routes (where a packet
+/// goes next) and the discipline's output buffers.
+pub struct LinkIo<'a> {
+    pub link: &'a mut Link,
+    pub now_ns: u64,
+    pub sched: &'a mut Scheduler,
+    pub pool: &'a mut PacketPool,
+    pub lines: &'a mut [DelayLine],
+    pub routes: &'a Routes,
+    /// The discipline's output buffers (empty between calls).
+    pub dropped: &'a mut Vec<PacketId>,
+    pub marked: &'a mut Vec<PacketId>,
+    /// Inside the measurement window: departures feed the sojourn histogram.
+    pub in_window: bool,
+}
+
+impl LinkIo<'_> {
+    /// The context the link's queue discipline sees.
+    #[inline]
+    fn qdisc(&mut self) -> (&mut Qdisc, QdiscCtx<'_>) {
+        let ctx = QdiscCtx {
+            now_ns: self.now_ns,
+            pool: self.pool,
+            dropped: self.dropped,
+            marked: self.marked,
+            rng: &mut self.link.rng,
+        };
+        (&mut self.link.qdisc, ctx)
+    }
+}
+
+/// The world a link runs in: it lends a link's [`LinkIo`] and hears what the link's
+/// observable points report. Implemented by the simulation's world (a type parameter,
+/// so the per-packet path dispatches statically and the accessors inline: the datapath
+/// passes one pointer around, as a method of the world would).
+pub trait LinkEnv {
+    /// Link `l` and what its datapath works on.
+    fn link_io(&mut self, l: LinkId) -> LinkIo<'_>;
+    /// Link `l`'s discipline dropped the packets in the `dropped` buffer and CE-marked
+    /// those in `marked` (its queue as it is after acting): count them per flow, record
+    /// them. The link then counts them itself and frees the dropped packets.
+    fn on_queue_signals(&mut self, l: LinkId);
+    /// Link `l`'s discipline ran its timer.
+    fn on_qdisc_update(&mut self, l: LinkId);
+    /// Packet `id` starts its transmission on link `l`, which is captured.
+    fn on_capture(&mut self, l: LinkId, id: PacketId);
+}
+
+/// Packet `id` arrives at link `l`.
+pub fn enqueue<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId) {
+    let mut io = env.link_io(l);
+    let now = io.now_ns;
+    io.link.stats.arrivals += 1;
+    // An idle link with an empty DropTail queue sends the packet straight away:
+    // DropTail admits it and hands it back unchanged, so skip the round trip
+    // through its FIFO (most access and reverse-path hops take this path). Its
+    // sojourn is zero, so `transmit` needs no enqueue time.
+    if io.link.is_idle(now)
+        && io
+            .link
+            .qdisc
+            .is_empty_droptail_admitting(io.pool.get(id).size_bytes as u64)
+    {
+        transmit(env, l, id, false);
+        return;
+    }
+    io.pool.get_mut(id).enqueue_ns = now;
+    let wants_timer = io.link.qdisc_uses_timer;
+    let (qdisc, mut ctx) = io.qdisc();
+    qdisc.enqueue(id, &mut ctx);
+    account_signals(env, l);
+    if wants_timer {
+        let io = env.link_io(l);
+        io.link.sync_qdisc_timer(l, io.sched);
+    }
+    wake_transmitter(env, l);
+}
+
+/// Link `l`'s transmit-done event: the transmitter is free. Starts the next queued
+/// packet, if one waits, and returns a zero-delay link's packet that has now reached
+/// the far end.
+#[inline]
+pub fn on_tx_done<E: LinkEnv>(env: &mut E, l: LinkId) -> Option<LineEntry> {
+    let link = env.link_io(l).link;
+    let arrived = link.in_flight.take();
+    if link.tx_pending {
+        link.tx_pending = false;
+        start_tx(env, l);
+    }
+    arrived
+}
+
+/// Link `l`'s discipline timer fired.
+pub fn on_qdisc_timer<E: LinkEnv>(env: &mut E, l: LinkId) {
+    let mut io = env.link_io(l);
+    match io.link.qdisc_timer.on_event(io.now_ns) {
+        TimerFire::Stale => return,
+        TimerFire::Reschedule(t) => {
+            io.sched.at(t, Event::QdiscTimer(l));
+            return;
+        }
+        TimerFire::Fire => {}
+    }
+    let (qdisc, mut ctx) = io.qdisc();
+    qdisc.on_timer(&mut ctx);
+    env.on_qdisc_update(l);
+    account_signals(env, l);
+    let io = env.link_io(l);
+    io.link.sync_qdisc_timer(l, io.sched);
+    // A timer may make a held packet eligible (a shaper's tokens).
+    if io.link.qdisc.len_packets() > 0 {
+        wake_transmitter(env, l);
+    }
+}
+
+impl Link {
+    /// Keep the link's (number `l`) timer in step with what its discipline asks for.
+    #[inline]
+    pub fn sync_qdisc_timer(&mut self, l: LinkId, sched: &mut Scheduler) {
+        if !self.qdisc_uses_timer {
+            return;
+        }
+        match self.qdisc.timer_deadline() {
+            Some(t) => self.qdisc_timer.arm(t),
+            None => return,
+        }
+        if let Some(t) = self.qdisc_timer.sync() {
+            sched.at(t, Event::QdiscTimer(l));
+        }
+    }
+
+    /// A new rate from now; the packet being serialised keeps its time. The queue hears
+    /// it too (CSAQM's capacity, RED's idle clock).
+    pub fn set_rate(&mut self, rate_bps: u64) {
+        self.rate_bps = rate_bps;
+        self.qdisc.link_rate_changed(rate_bps);
+    }
+}
+
+/// Hand link `l`'s discipline's drops and marks, if any, to the world, count them on the
+/// link, free the drops. (Checked here, inline: most calls have none.)
+#[inline]
+fn account_signals<E: LinkEnv>(env: &mut E, l: LinkId) {
+    let io = env.link_io(l);
+    if !io.dropped.is_empty() || !io.marked.is_empty() {
+        count_signals(env, l);
+    }
+}
+
+fn count_signals<E: LinkEnv>(env: &mut E, l: LinkId) {
+    env.on_queue_signals(l);
+    let io = env.link_io(l);
+    io.link.stats.marks += io.marked.len() as u64;
+    io.marked.clear();
+    for &id in io.dropped.iter() {
+        io.link.stats.drops += 1;
+        io.pool.free(id);
+    }
+    io.dropped.clear();
+}
+
+/// Have link `l` send its next queued packet as soon as its transmitter is free: now if
+/// it is idle, else at the transmit-done event of the packet on the wire.
+fn wake_transmitter<E: LinkEnv>(env: &mut E, l: LinkId) {
+    let io = env.link_io(l);
+    let link = io.link;
+    if link.tx_pending {
+        return; // a transmit-done event will start it
+    }
+    if link.in_flight.is_some() {
+        // A zero-delay link's transmit-done event is due at `busy_until_ns`
+        // (possibly now, not yet run); it delivers that packet and starts this one.
+        link.tx_pending = true;
+    } else if io.now_ns >= link.busy_until_ns {
+        start_tx(env, l);
+    } else {
+        link.tx_pending = true;
+        io.sched.at(link.busy_until_ns, Event::LinkTxDone(l));
+    }
+}
+
+fn start_tx<E: LinkEnv>(env: &mut E, l: LinkId) {
+    let mut io = env.link_io(l);
+    let now = io.now_ns;
+    let wants_timer = io.link.qdisc_uses_timer;
+    let (qdisc, mut ctx) = io.qdisc();
+    let next = qdisc.dequeue(&mut ctx);
+    account_signals(env, l);
+    let io = env.link_io(l);
+    if wants_timer {
+        io.link.sync_qdisc_timer(l, io.sched);
+    }
+    match next {
+        Some(id) => transmit(env, l, id, true),
+        None => {
+            let link = io.link;
+            if link.qdisc.len_packets() > 0 {
+                if let Some(t) = link.qdisc.next_ready_ns(now) {
+                    link.tx_pending = true;
+                    io.sched.at(t.max(now), Event::LinkTxDone(l));
+                }
+            }
+        }
+    }
+}
+
+/// Put packet `id`, just taken from link `l`'s queue, on the wire: it occupies the
+/// transmitter for its serialisation time, then propagates. `may_be_queued`: it came
+/// through the queue, and others may wait behind it (false on the idle-link fast path:
+/// it arrived now and nothing waits, which saves asking the discipline).
+#[inline]
+fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: bool) {
+    let io = env.link_io(l);
+    let now = io.now_ns;
+    let link = io.link;
+    let p = io.pool.get(id);
+    let size = p.size_bytes;
+    let sojourn_ns = if may_be_queued { now - p.enqueue_ns } else { 0 };
+    link.stats.on_departure(sojourn_ns, size, io.in_window);
+    let tx_end = now + serialisation_ns(size, link.rate_bps);
+    link.busy_until_ns = tx_end;
+    if link.pcap_iface != super::link::NO_PCAP {
+        env.on_capture(l, id);
+    }
+    let io = env.link_io(l);
+    let link = io.link;
+    let arrive = tx_end + link.delay_ns;
+    let zero_delay = link.delay_ns == 0;
+    let queued = if may_be_queued {
+        link.qdisc.peek()
+    } else {
+        None
+    };
+    if let Some(next) = queued {
+        io.pool.prefetch(next);
+        link.tx_pending = true;
+    }
+    // The transmit-done event starts the next queued packet and, on a zero-delay link,
+    // delivers this one.
+    if queued.is_some() || zero_delay {
+        io.sched.at(tx_end, Event::LinkTxDone(l));
+    }
+    let next = {
+        let p = io.pool.get(id);
+        io.routes.next_after(p.route, p.hop, p.flow)
+    };
+    let entry = LineEntry {
+        arrive_ns: arrive,
+        id,
+        next,
+    };
+    if zero_delay {
+        debug_assert!(link.in_flight.is_none());
+        link.in_flight = Some(entry);
+        return;
+    }
+    let k = link.line;
+    let dl = &mut io.lines[k as usize];
+    if dl.push(entry) && dl.event_at.is_none_or(|t| arrive < t) {
+        dl.event_at = Some(arrive);
+        io.sched.at(arrive, Event::LineArrive(k));
+    }
+}
+
+impl DelayLine {
+    /// The line's arrival event fired at `now_ns`: whether it is the current one (an
+    /// event superseded by an earlier head is ignored). Arrivals follow with
+    /// [`DelayLine::pop_due`], then [`DelayLine::rearm`].
+    #[inline]
+    pub fn begin_arrivals(&mut self, now_ns: u64) -> bool {
+        if self.event_at != Some(now_ns) {
+            return false;
+        }
+        self.event_at = None;
+        true
+    }
+
+    /// The head packet, if it has reached the far end by `now_ns`.
+    #[inline]
+    pub fn pop_due(&mut self, now_ns: u64) -> Option<LineEntry> {
+        match self.queue.front() {
+            Some(e) if e.arrive_ns <= now_ns => self.queue.pop_front(),
+            _ => None,
+        }
+    }
+
+    /// After the arrivals: the time of an event to schedule for the new head, if one is
+    /// needed (none is scheduled, or only a later one).
+    #[inline]
+    pub fn rearm(&mut self) -> Option<u64> {
+        let t = self.queue.front()?.arrive_ns;
+        if self.event_at.is_none_or(|e| t < e) {
+            self.event_at = Some(t);
+            Some(t)
+        } else {
+            None
+        }
+    }
+}
