@@ -346,6 +346,57 @@ def test_agreement_rule(diff, half_width, verdict):
     assert agreement.agrees(diff, 2.0, half_width) == (verdict != agreement.OUTSIDE)
 
 
+def _run(util=0.95, drops=10, arrivals=1000, p50=10.0, p90=20.0, shares=(0.5, 0.5)):
+    return {
+        "utilisation": util,
+        "group_share": list(shares),
+        "sojourn_p50_ms": p50,
+        "sojourn_p90_ms": p90,
+        "drops": drops,
+        "marks": 0,
+        "arrivals": arrivals,
+    }
+
+
+def test_differences_apply_the_rule_to_paired_runs_by_hand():
+    cc = [_run(util=0.95) for _ in range(4)]
+
+    def util(ns_pp):
+        ns = [_run(util=0.95 + x / 100) for x in ns_pp]
+        return metrics.differences(cc, ns)["utilisation"]
+
+    # within the target: +1 pp in every pair (zero variance)
+    u = util([1, 1, 1, 1])
+    assert u["verdict"] == agreement.WITHIN and u["half_width"] == pytest.approx(0, abs=1e-9)
+    # outside (+3 pp) but the interval 3 -+ 3.437 overlaps [-2, 2] and is 3.437 <= 6 wide
+    u = util([1, 2, 3, 6])
+    assert u["diff"] == pytest.approx(3.0) and u["half_width"] == pytest.approx(3.4374, abs=1e-4)
+    assert u["verdict"] == agreement.OVERLAP and u["tolerance"] == 2.0 and u["n"] == 4
+    # +4 pp, differences 1, 2, 3, 10: s = sqrt(50 / 3), half-width 3.18245 * 4.0825 / 2 =
+    # 6.496 > 3 x 2: overlapping but too wide
+    u = util([1, 2, 3, 10])
+    assert u["half_width"] == pytest.approx(3.182446 * math.sqrt(50 / 3) / 2, rel=1e-5)
+    assert u["verdict"] == agreement.OUTSIDE
+    # +5.75 pp, differences 5, 5.5, 6, 6.5: half-width 3.18245 * sqrt(1.25 / 3) / 2 = 1.027,
+    # [4.72, 6.78] does not reach 2
+    u = util([5, 5.5, 6, 6.5])
+    assert u["half_width"] == pytest.approx(1.0271, abs=1e-4)
+    assert u["verdict"] == agreement.OUTSIDE
+    # one pair: the target alone
+    one = metrics.differences(cc[:1], [_run(util=0.98)])["utilisation"]
+    assert one["half_width"] is None and one["verdict"] == agreement.OUTSIDE
+    # the drop probability from summed counts: 40 and 42 drops of 3000 arrivals, +5 %
+    d = metrics.differences(
+        [_run(drops=10, arrivals=1000), _run(drops=30, arrivals=2000)],
+        [_run(drops=12, arrivals=1000), _run(drops=30, arrivals=2000)],
+    )["drop probability"]
+    assert d["diff"] == pytest.approx(5.0) and d["half_width"] == pytest.approx(95.2965, abs=1e-3)
+    assert d["verdict"] == agreement.WITHIN and d["tolerance"] == 20.0
+    # the sojourn band is 15 % of ccsim's mean quantile or 2 ms: 20 ms -> 3 ms
+    p90 = metrics.differences(cc, [_run(p90=23.5 + x) for x in (-1, 0, 0, 1)])["sojourn p90"]
+    assert p90["tolerance"] == pytest.approx(3.0) and p90["verdict"] == agreement.OVERLAP
+
+
 def test_agreement_module_knows_nothing_of_ns3():
     """The rule is for any paired comparison (bench/LINUX.md too): its module imports the
     standard library and numpy only, nothing of the harness."""
