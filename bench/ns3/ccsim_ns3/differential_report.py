@@ -53,7 +53,8 @@ def _fmt(x: float, unit: str) -> str:
         return "∞" if x > 0 else "-∞"
     if unit == "pp" or unit == "ms":
         return f"{x:+.2f}"
-    return f"{x:+.0f}"
+    # relative differences in %: one decimal where it decides against a 5 % target
+    return f"{x:+.1f}" if abs(x) < 100 else f"{x:+.0f}"
 
 
 def _interval(v: dict, unit: str) -> str:
@@ -77,10 +78,10 @@ def _within_all(r: Result) -> bool:
     return all(_verdict(v) == WITHIN for v in r.diffs.values())
 
 
-def _value(v: dict, unit: str) -> str:
-    """A difference with its interval beside it, marked by its verdict: bold and ❌
-    outside, † agreeing by its interval only."""
-    s = _fmt(v["diff"], unit) + _interval(v, unit)
+def _value(v: dict, unit: str, suffix: str = "") -> str:
+    """A difference with its interval beside it (and ``suffix``, e.g. its unit), marked
+    by its verdict: bold and ❌ outside, † agreeing by its interval only."""
+    s = _fmt(v["diff"], unit) + _interval(v, unit) + suffix
     verdict = _verdict(v)
     if verdict == OUTSIDE:
         return f"**{s}** ❌"
@@ -398,7 +399,7 @@ def write_markdown(
         m, v = max(r.diffs.items(), key=lambda kv: abs(kv[1]["norm"]))
         unit = dict(METRICS)[m]
         L.append(
-            f"| {r.name} | {m} | {_value(v, unit)} {unit} | {v['norm']:+.1f} "
+            f"| {r.name} | {m} | {_value(v, unit, ' ' + unit)} | {v['norm']:+.1f} "
             f"| {', '.join(r.failed) or '—'} | {_cause_links(r.causes) if not r.ok else ''} |"
         )
     L.append("")
