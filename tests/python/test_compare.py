@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ccsim
-from ccsim_ns3 import causes, cli, matrix, metrics, model, report, runner, translate
+from ccsim_ns3 import agreement, causes, cli, matrix, metrics, model, report, runner, translate
 from ccsim_ns3.metrics import RawRun
 
 
@@ -241,3 +241,198 @@ def test_both_simulators_are_pinned_to_one_cpu_and_released_after():
     with pytest.raises(runner.Ns3Unavailable, match="--cpu 100000"), runner.pinned_cpu(100000):
         pass
     assert os.sched_getaffinity(0) == allowed
+
+
+# ---------------------------------------------------------------------------------------
+# The agreement rule (ccsim_ns3.agreement), on hand-computed examples
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "df, t95, t99",
+    # two-sided critical values of Student's t, from printed tables (e.g. Abramowitz &
+    # Stegun table 26.10; NIST/SEMATECH e-Handbook 1.3.6.7.2)
+    [
+        (1, 12.706, 63.657),
+        (2, 4.303, 9.925),
+        (3, 3.182, 5.841),
+        (4, 2.776, 4.604),
+        (9, 2.262, 3.250),
+        (10, 2.228, 3.169),
+        (30, 2.042, 2.750),
+        (100, 1.984, 2.626),
+    ],
+)
+def test_t_quantile_matches_the_printed_tables(df, t95, t99):
+    assert agreement.t_quantile(0.95, df) == pytest.approx(t95, abs=5e-4)
+    assert agreement.t_quantile(0.99, df) == pytest.approx(t99, abs=5e-4)
+    # and P(|T| <= t) is the probability it inverts (df 1 is Cauchy: 2 atan(t) / pi)
+    assert agreement.t_two_sided_probability(1.0, 1) == pytest.approx(0.5)
+    assert agreement.t_two_sided_probability(agreement.t_quantile(0.95, df), df) == (
+        pytest.approx(0.95, abs=1e-10)
+    )
+    with pytest.raises(ValueError, match="whole number"):
+        agreement.t_two_sided_probability(1.0, 2.5)
+
+
+def test_paired_interval_is_students_t_by_hand():
+    # pairs' differences 1, 2, 3, 6: mean 3, squared deviations 4 + 1 + 0 + 9 = 14,
+    # s = sqrt(14 / 3), half-width t(0.975, 3) s / sqrt(4) = 3.18245 * 2.16025 / 2
+    d = agreement.mean_difference([10.0, 10.0, 10.0, 10.0], [11.0, 12.0, 13.0, 16.0])
+    assert d.n == 4 and d.diff == pytest.approx(3.0)
+    assert d.half_width == pytest.approx(3.182446 * math.sqrt(14 / 3) / 2, rel=1e-6)
+    assert d.half_width == pytest.approx(3.4374, abs=1e-4)
+    assert (d.low, d.high) == pytest.approx((3 - 3.4374, 3 + 3.4374), abs=1e-4)
+    # in another unit (a fraction as %)
+    assert agreement.mean_difference([0.1, 0.2], [0.2, 0.4], scale=100).diff == pytest.approx(15)
+    # one pair: no interval
+    one = agreement.mean_difference([1.0], [3.0])
+    assert one.half_width is None and one.low is None and one.diff == 2.0
+    # zero variance: width 0
+    flat = agreement.mean_difference([1.0, 2.0, 3.0], [1.5, 2.5, 3.5])
+    assert flat.diff == pytest.approx(0.5) and flat.half_width == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="as many runs"):
+        agreement.mean_difference([1.0, 2.0], [1.0])
+
+
+def test_relative_interval_is_the_delta_method_by_hand():
+    # mean shares 0.5 (ccsim) and 0.53 (ns-3): R = 0.06. Each pair's influence on R is
+    # (ns_i - 1.06 cc_i) / 0.5 = 0.032, -0.020, -0.012 (mean 0); s^2 = (0.032^2 + 0.02^2 +
+    # 0.012^2) / 2 = 0.000784, s = 0.028; half-width t(0.975, 2) s / sqrt(3) = 4.302653 *
+    # 0.028 / 1.732051 = 0.069556
+    d = agreement.relative_difference([0.40, 0.50, 0.60], [0.44, 0.52, 0.63])
+    assert d.diff == pytest.approx(0.06)
+    assert d.half_width == pytest.approx(4.302653 * 0.028 / math.sqrt(3), rel=1e-6)
+    # ratios of sums: drops 10 + 30 of 1000 + 2000 arrivals (ccsim), 12 + 30 (ns-3):
+    # P = 40/3000 and 42/3000, R = 0.05; influences on log P, (x_i - P a_i) / (P mean(a)):
+    # ccsim (10 - 13.333) / 20 = -1/6 and +1/6, ns-3 (12 - 14) / 21 = -2/21 and +2/21;
+    # R's: 1.05 (2/21 - 1/6) (sign alternating) = -+0.075; s = 0.075 sqrt(2),
+    # half-width t(0.975, 1) s / sqrt(2) = 12.706205 * 0.075
+    p = agreement.relative_difference([10, 30], [12, 30], [1000, 2000], [1000, 2000])
+    assert p.diff == pytest.approx(0.05)
+    assert p.half_width == pytest.approx(12.706205 * 0.075, rel=1e-6)
+    # with equal denominators it is the paired t interval of the per-run relative
+    # differences (here 0.2 and 0.4)
+    q = agreement.relative_difference([10, 10], [12, 14], [1000, 1000], [1000, 1000])
+    plain = agreement.mean_difference([0.0, 0.0], [0.2, 0.4])
+    assert (q.diff, q.half_width) == pytest.approx((plain.diff, plain.half_width))
+    # no drops on the reference side: infinite; none on the other: -100 %, width 0
+    assert math.isinf(agreement.relative_difference([0, 0], [1, 2], [9, 9], [9, 9]).diff)
+    zero = agreement.relative_difference([3, 5], [0, 0], [90, 99], [90, 99])
+    assert (zero.diff, zero.half_width) == (-1.0, 0.0)
+    both = agreement.relative_difference([0, 0], [0, 0], [9, 9], [9, 9])
+    assert (both.diff, both.half_width) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "diff, half_width, verdict",
+    [
+        # tolerance 2 (utilisation, pp): the band is [-2, 2], three bands are 12 wide
+        (1.5, 10.0, agreement.WITHIN),  # within the target, however wide the interval
+        (-2.0, None, agreement.WITHIN),  # on the edge
+        (2.5, 1.0, agreement.OVERLAP),  # outside; [1.5, 3.5] overlaps, 2 <= 12 wide
+        (-5.0, 3.0, agreement.OVERLAP),  # outside; [-8, -2] touches the band, 6 wide
+        (2.5, 6.0, agreement.OVERLAP),  # [-3.5, 8.5]: exactly three bands wide
+        (2.5, 6.5, agreement.OUTSIDE),  # overlaps, but 13 > 12 wide
+        (5.0, 2.0, agreement.OUTSIDE),  # [3, 7] does not reach the band
+        (2.5, None, agreement.OUTSIDE),  # one pair: the target alone
+        (2.5, 0.0, agreement.OUTSIDE),  # zero variance: the target alone
+        (math.nan, 1.0, agreement.OUTSIDE),
+        (math.inf, math.inf, agreement.OUTSIDE),
+    ],
+)
+def test_agreement_rule(diff, half_width, verdict):
+    assert agreement.verdict(diff, 2.0, half_width) == verdict
+    assert agreement.agrees(diff, 2.0, half_width) == (verdict != agreement.OUTSIDE)
+
+
+def _run(util=0.95, drops=10, arrivals=1000, p50=10.0, p90=20.0, shares=(0.5, 0.5)):
+    return {
+        "utilisation": util,
+        "group_share": list(shares),
+        "sojourn_p50_ms": p50,
+        "sojourn_p90_ms": p90,
+        "drops": drops,
+        "marks": 0,
+        "arrivals": arrivals,
+    }
+
+
+def test_differences_apply_the_rule_to_paired_runs_by_hand():
+    cc = [_run(util=0.95) for _ in range(4)]
+
+    def util(ns_pp):
+        ns = [_run(util=0.95 + x / 100) for x in ns_pp]
+        return metrics.differences(cc, ns)["utilisation"]
+
+    # within the target: +1 pp in every pair (zero variance)
+    u = util([1, 1, 1, 1])
+    assert u["verdict"] == agreement.WITHIN and u["half_width"] == pytest.approx(0, abs=1e-9)
+    # outside (+3 pp) but the interval 3 -+ 3.437 overlaps [-2, 2] and is 3.437 <= 6 wide
+    u = util([1, 2, 3, 6])
+    assert u["diff"] == pytest.approx(3.0) and u["half_width"] == pytest.approx(3.4374, abs=1e-4)
+    assert u["verdict"] == agreement.OVERLAP and u["tolerance"] == 2.0 and u["n"] == 4
+    # +4 pp, differences 1, 2, 3, 10: s = sqrt(50 / 3), half-width 3.18245 * 4.0825 / 2 =
+    # 6.496 > 3 x 2: overlapping but too wide
+    u = util([1, 2, 3, 10])
+    assert u["half_width"] == pytest.approx(3.182446 * math.sqrt(50 / 3) / 2, rel=1e-5)
+    assert u["verdict"] == agreement.OUTSIDE
+    # +5.75 pp, differences 5, 5.5, 6, 6.5: half-width 3.18245 * sqrt(1.25 / 3) / 2 = 1.027,
+    # [4.72, 6.78] does not reach 2
+    u = util([5, 5.5, 6, 6.5])
+    assert u["half_width"] == pytest.approx(1.0271, abs=1e-4)
+    assert u["verdict"] == agreement.OUTSIDE
+    # one pair: the target alone
+    one = metrics.differences(cc[:1], [_run(util=0.98)])["utilisation"]
+    assert one["half_width"] is None and one["verdict"] == agreement.OUTSIDE
+    # the drop probability from summed counts: 40 and 42 drops of 3000 arrivals, +5 %
+    d = metrics.differences(
+        [_run(drops=10, arrivals=1000), _run(drops=30, arrivals=2000)],
+        [_run(drops=12, arrivals=1000), _run(drops=30, arrivals=2000)],
+    )["drop probability"]
+    assert d["diff"] == pytest.approx(5.0) and d["half_width"] == pytest.approx(95.2965, abs=1e-3)
+    assert d["verdict"] == agreement.WITHIN and d["tolerance"] == 20.0
+    # the sojourn band is 15 % of ccsim's mean quantile or 2 ms: 20 ms -> 3 ms
+    p90 = metrics.differences(cc, [_run(p90=23.5 + x) for x in (-1, 0, 0, 1)])["sojourn p90"]
+    assert p90["tolerance"] == pytest.approx(3.0) and p90["verdict"] == agreement.OVERLAP
+
+
+def test_agreement_module_knows_nothing_of_ns3():
+    """The rule is for any paired comparison (bench/LINUX.md too): its module imports the
+    standard library and numpy only, nothing of the harness."""
+    import ast
+
+    tree = ast.parse(Path(agreement.__file__).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "a relative import"
+            imported.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            imported.update(a.name.split(".")[0] for a in node.names)
+    assert imported <= {"__future__", "math", "collections", "dataclasses", "numpy"}
+
+
+def test_relative_interval_covers_at_about_its_level():
+    """Coverage of the delta-method interval where the truth is known: two sides with
+    the same expected share, each run's share 20 % apart at random (the few-flow spread of
+    the differential), 5 pairs; and drop counts (Poisson, run-to-run rates log-normal with
+    a 20 % spread shared in part by the pair) over unequal arrivals."""
+    rng = np.random.default_rng(7)
+    k = 1000
+    covered = 0
+    for _ in range(k):
+        cc, ns = (np.clip(0.4 * (1 + rng.normal(0, 0.2, 5)), 0.01, 0.99) for _ in range(2))
+        d = agreement.relative_difference(cc, ns)
+        covered += abs(d.diff) <= d.half_width
+    assert 0.92 <= covered / k <= 0.975
+    covered = 0
+    for _ in range(k):
+        arrivals = rng.integers(5_000, 50_000, 5)
+        shared = np.exp(rng.normal(0, 0.1, 5))
+        cc, ns = (
+            rng.poisson(0.01 * shared * np.exp(rng.normal(0, 0.2, 5)) * arrivals) for _ in range(2)
+        )
+        d = agreement.relative_difference(cc, ns, arrivals, arrivals)
+        covered += abs(d.diff) <= d.half_width
+    assert 0.89 <= covered / k <= 0.975

@@ -14,6 +14,7 @@ import pytest
 
 import ccsim
 from ccsim_ns3 import (
+    agreement,
     causes,
     cli,
     differential,
@@ -173,7 +174,7 @@ def test_differences_and_targets():
     assert bad.diffs["utilisation"]["norm"] == pytest.approx(-2.5)
     assert bad.diffs["drop probability"]["diff"] == pytest.approx(100.0)
     assert "mark probability" not in bad.diffs  # neither marked
-    inf = metrics.differences(_cc(drop=0.0), _cc(drop=0.01))
+    inf = metrics.differences([_cc(drop=0.0)], [_cc(drop=0.01)])
     assert math.isfinite(inf["drop probability"]["norm"])
 
 
@@ -186,7 +187,7 @@ def test_report_states_the_fraction_and_links_causes(tmp_path):
     results[1].causes = ["ns3-rto"]
     header = {"date": "today", "machine": "m", "ccsim": "x", "ns-3": "3.44", "requested": 60}
     text = differential_report.write_markdown(results, header, tmp_path / "DIFFERENTIAL.md")
-    assert "50 % of the random scenarios are within every target" in text
+    assert "50 % of the random scenarios agree on every metric" in text
     assert "4 run of 60 requested" in text
     assert "minimum 100\u00d7, median 150\u00d7" in text
     assert "[ns3-rto](CAUSES.md#ns3-rto)" in text
@@ -285,9 +286,97 @@ def test_paired_runs_decide_the_row_and_the_single_runs_are_reported(tmp_path):
     assert [x["utilisation"] for x in r.replicates["ns3"]] == [0.90, 0.955, 0.985]
     header = {"requested": 1, "replicates": 3}
     text = differential_report.write_markdown([r], header, tmp_path / "D.md", plots=False)
-    assert "100 % of the random scenarios are within every target" in text
+    assert "100 % of the random scenarios agree on every metric" in text
     assert "mean over 3 paired runs" in text
-    assert "On the default runs alone, one run each: 0 % within every target (0 of 1)" in text
+    assert (
+        "On the default runs alone, one run each (no interval: the targets alone): 0 % "
+        "within every target (0 of 1)" in text
+    )
+
+
+def _paired(utils_pp, base=0.95):
+    """ccsim runs at ``base`` and ns-3 runs ``utils_pp`` percentage points from it."""
+    cc_runs = [_cc(util=base) for _ in utils_pp]
+    ns_runs = [_cc(util=base + x / 100, wall=1.0) for x in utils_pp]
+    return cc_runs, ns_runs
+
+
+def test_a_row_agrees_by_its_interval_only_when_narrow_enough(tmp_path):
+    d = draws.draw(1, seed=2)[0]
+    rows = []
+    # +3 pp (outside 2 pp): differences 1, 2, 3, 6 give 3 -+ 3.44, overlapping, narrow
+    # enough; 1, 2, 3, 10 give 4 -+ 6.50, overlapping, wider than three bands; 5 to 6.5
+    # give 5.75 -+ 1.03, not reaching the band
+    for pp in ([1, 2, 3, 6], [1, 2, 3, 10], [5, 5.5, 6, 6.5]):
+        cc_runs, ns_runs = _paired(pp)
+        rows.append(
+            differential.make_result(
+                d, differential.pool(cc_runs), differential.pool(ns_runs), runs=(cc_runs, ns_runs)
+            )
+        )
+    narrow, wide, apart = rows
+    assert narrow.ok and narrow.diffs["utilisation"]["verdict"] == agreement.OVERLAP
+    assert narrow.single_failed == []  # the default pair alone, +1 pp: within the target
+    assert wide.failed == ["utilisation"] and apart.failed == ["utilisation"]
+    assert wide.single_failed == [] and apart.single_failed == ["utilisation"]
+    # the pooled figures against the targets alone (stored as checks) say outside for all
+    assert all(not c["ok"] for r in rows for c in r.checks if c["metric"] == "utilisation")
+    text = differential_report.write_markdown(
+        rows, {"requested": 3, "replicates": 4}, tmp_path / "D.md", plots=False
+    )
+    assert "33 % of the random scenarios agree on every metric** (1 of 3)" in text
+    assert "by their paired means alone 0 % are within every target (0 of 3)" in text
+    assert "**Agreement rule**" in text and "no wider than 3 times that band" in text
+    # every difference has its interval beside it, marked by its verdict
+    assert "| +3.00 [-0.44, +6.44] † |" in text
+    assert "| **+4.00 [-2.50, +10.50]** ❌ |" in text
+    assert "| **+5.75 [+4.72, +6.78]** ❌ |" in text
+    assert "| utilisation | pp | 3 | 1 (33 %) | 0 (0 %) |" in text
+
+
+def test_rerender_scores_stored_rows_again_under_the_rule(tmp_path):
+    """A row stored under the fixed targets (diffs without intervals, failed by the
+    pooled means) is scored again from its stored paired runs."""
+    d = draws.draw(1, seed=2)[0]
+    cc_runs, ns_runs = _paired([1, 2, 3, 6])
+    r = differential.make_result(
+        d, differential.pool(cc_runs), differential.pool(ns_runs), runs=(cc_runs, ns_runs)
+    )
+    r.diffs = {"utilisation": {"diff": 3.0, "norm": 1.5}}  # as stored before issue 35
+    r.failed = ["utilisation"]
+    r.probes = {"perturbed": {"runs": 8, "within": []}}  # no probe to rerun
+    runs_json = tmp_path / "differential" / "runs.json"
+    differential.save_results([r], runs_json, {"n": 1, "seed": 2, "header": {}})
+    out = tmp_path / "DIFFERENTIAL.md"
+    (again,) = differential.rerender(runs_json, out, probes="none")
+    assert again.ok and again.diffs["utilisation"]["half_width"] == pytest.approx(3.4374, abs=1e-4)
+    assert "100 % of the random scenarios agree on every metric" in out.read_text()
+    stored, _ = differential.load_results(runs_json)
+    assert (
+        stored[0].failed == [] and stored[0].diffs["utilisation"]["verdict"] == "interval overlaps"
+    )
+
+
+def test_a_counterfactual_miss_on_a_metric_agreeing_by_its_interval_is_not_new():
+    d = draws.draw(1, seed=2)[0]
+    cc_runs, ns_runs = _paired([1, 2, 3, 6])  # utilisation agrees by its interval
+    for ns in ns_runs:
+        ns["drops"], ns["drop_probability"] = 20, 0.02  # +100 %: disagrees
+    r = differential.make_result(
+        d, differential.pool(cc_runs), differential.pool(ns_runs), runs=(cc_runs, ns_runs)
+    )
+    assert r.failed == ["drop probability"]
+    # the counterfactual run (one run: the targets alone) removes the drop miss and is
+    # outside on utilisation, which the row has outside its target too: not a new miss
+    r.probes = {
+        "counterfactual": {
+            "x": {"causes": ["ns3-fqcodel-flow-backlog"], "outside": ["utilisation"]}
+        }
+    }
+    rule = differential.CAUSE_RULES_BY_KEY["ns3-fqcodel-flow-backlog"]
+    assert rule(d.scenario, r) == {"drop probability"}
+    r.probes["counterfactual"]["x"]["outside"] = ["sojourn p50"]  # within in the row: new
+    assert rule(d.scenario, r) == frozenset()
 
 
 def test_two_cpu_runner_pairs_each_default_run_with_its_replicates(monkeypatch, tmp_path):

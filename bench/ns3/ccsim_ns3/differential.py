@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .agreement import OUTSIDE, WITHIN
 from .differential_report import utc_now_text, write_markdown
 from .draws import (
     DURATION_S,
@@ -24,7 +25,7 @@ from .draws import (
     draw,
     replicates_for,
 )
-from .metrics import METRICS, Check, compare_metrics, differences, speed_ratio
+from .metrics import METRICS, compare_metrics, differences, speed_ratio
 from .model import Scenario, group_info
 from .probes import probe, probe_ns3
 from .runner import (
@@ -47,9 +48,11 @@ class Result:
     name: str
     title: str
     params: dict
+    # per metric, ns-3 - ccsim over the paired runs with its 95 % interval and verdict
+    # (metrics.differences)
     diffs: dict
-    failed: list[str]  # metrics outside their target (metrics.compare_metrics)
-    checks: list[dict]
+    failed: list[str]  # metrics that disagree: verdict OUTSIDE (agreement.verdict)
+    checks: list[dict]  # the pooled values against the targets alone (compare_metrics)
     ratio: float
     ccsim_wall_s: float
     ns3_wall_s: float
@@ -62,7 +65,8 @@ class Result:
     # {name: {"causes": [...], "outside": [...]}}, "perturbed": {"runs": K, "within": [...]}}
     probes: dict = field(default_factory=dict)
     # the headline values of each paired run ({"ccsim": [...], "ns3": [...]}, the default
-    # run first) and the metrics outside the targets on the default runs alone
+    # run first) and the metrics that disagree on the default runs alone (one pair: the
+    # targets alone)
     replicates: dict = field(default_factory=dict)
     single_failed: list[str] = field(default_factory=list)
 
@@ -72,10 +76,6 @@ class Result:
 
     def worst(self) -> float:
         return max((abs(v["norm"]) for v in self.diffs.values()), default=0.0)
-
-
-def _target_metric(check_name: str) -> str:
-    return "goodput share" if check_name.startswith("goodput share") else check_name
 
 
 _HEADLINE = (
@@ -131,9 +131,19 @@ def pool(runs: Sequence[dict]) -> dict:
     return out
 
 
-def _failed(checks: Sequence[Check]) -> list[str]:
-    """The target metrics outside their targets in ``checks`` (compare_metrics)."""
-    return sorted({_target_metric(c.metric) for c in checks if c.ok is False})
+def score(r: Result) -> None:
+    """Set ``r``'s differences and the metrics that disagree, from its paired runs
+    (``r.replicates``; without them its pooled ``values``, one pair), and those that
+    disagree on the default runs alone, under ``agreement.verdict``."""
+    cc_runs = r.replicates.get("ccsim") or [r.values["ccsim"]]
+    ns_runs = r.replicates.get("ns3") or [r.values["ns3"]]
+    r.diffs = differences(cc_runs, ns_runs)
+    r.failed = _disagreeing(r.diffs)
+    r.single_failed = _disagreeing(differences(cc_runs[:1], ns_runs[:1]))
+
+
+def _disagreeing(diffs: dict[str, dict]) -> list[str]:
+    return sorted(m for m, v in diffs.items() if v["verdict"] == OUTSIDE)
 
 
 def make_result(
@@ -146,15 +156,13 @@ def make_result(
     """The row of ``d`` from each side's (pooled) metrics; ``runs``: each side's paired
     runs behind them, the default first."""
     _, names = group_info(d.scenario)
-    checks = compare_metrics(cc, ns, names)
-    failed = _failed(checks)
     r = Result(
         name=d.scenario.name,
         title=d.scenario.title,
         params=dict(d.params),
-        diffs=differences(cc, ns),
-        failed=failed,
-        checks=[asdict(c) for c in checks],
+        diffs={},
+        failed=[],
+        checks=[asdict(c) for c in compare_metrics(cc, ns, names)],
         ratio=speed_ratio(cc, ns),
         ccsim_wall_s=cc["wall_s"],
         ns3_wall_s=ns["wall_s"],
@@ -165,9 +173,7 @@ def make_result(
     if runs is not None:
         sides = zip(("ccsim", "ns3"), runs, strict=True)
         r.replicates = {side: [_headline(m) for m in rs] for side, rs in sides}
-        r.single_failed = _failed(compare_metrics(runs[0][0], runs[1][0], names))
-    else:
-        r.single_failed = list(failed)
+    score(r)
     r.causes = classify(d.scenario, r)
     r.unexplained = uncovered(d.scenario, r)
     return r
@@ -215,11 +221,14 @@ def _rule_timeouts(sc: Scenario, r: Result) -> frozenset[str]:
     return ALL if b >= 2 * a + 5 * runs else NONE
 
 
-def _removed(cf: dict, failed: Sequence[str]) -> set[str]:
-    """The misses a counterfactual run no longer has (none if it adds a miss)."""
-    if not set(cf["outside"]) <= set(failed):
+def _removed(cf: dict, r: Result) -> set[str]:
+    """The misses a counterfactual run no longer has (none if it adds a miss: a metric
+    outside its target there that the row has within, a counterfactual being one run
+    judged by the target alone)."""
+    beyond = {m for m, v in r.diffs.items() if v.get("verdict") != WITHIN}
+    if not set(cf["outside"]) <= beyond | set(r.failed):
         return set()
-    return set(failed) - set(cf["outside"])
+    return set(r.failed) - set(cf["outside"])
 
 
 def _counterfactual_rule(cause: str) -> Callable[[Scenario, Result], frozenset[str]]:
@@ -233,11 +242,11 @@ def _counterfactual_rule(cause: str) -> Callable[[Scenario, Result], frozenset[s
         for cf in cfs:
             if cause not in cf["causes"]:
                 continue
-            gone = _removed(cf, r.failed)
+            gone = _removed(cf, r)
             if len(cf["causes"]) > 1:
                 for single in cfs:
                     if len(single["causes"]) == 1 and single["causes"][0] in cf["causes"]:
-                        gone -= _removed(single, r.failed)
+                        gone -= _removed(single, r)
             covered |= gone
         return frozenset(covered)
 
@@ -435,10 +444,11 @@ def load_results(path: Path) -> tuple[list[Result], dict]:
 def rerender(
     runs_json: Path, output: Path, probes: str = "missing", ns3: bool = False
 ) -> list[Result]:
-    """Re-classify the stored results with the current cause rules and rewrite the
-    report. With ``probes`` "all" (or "missing") the rows' ccsim probes are run again
-    (where absent); with ``ns3`` also ns-3's perturbed reruns of the rows whose misses
-    no other probe explains (dumbbell.cc is compiled for them)."""
+    """Score the stored results again (their paired runs, under ``agreement.verdict``),
+    re-classify them with the current cause rules and rewrite the report. With
+    ``probes`` "all" (or "missing") the rows' ccsim probes are run again (where absent);
+    with ``ns3`` also ns-3's perturbed reruns of the rows whose misses no other probe
+    explains (dumbbell.cc is compiled for them)."""
 
     results, meta = load_results(runs_json)
     by_name = {d.scenario.name: d for d in draw(meta["n"], meta["seed"])}
@@ -450,6 +460,7 @@ def rerender(
             build_ns3_program(find_ns3(), find_source(), exe)
         for r in results:
             sc = by_name[r.name].scenario
+            score(r)  # under the current rule, from the stored paired runs
             cc, ns = (_side_metrics(r.values[side]) for side in ("ccsim", "ns3"))
             if not r.ok and (probes == "all" or (probes == "missing" and not r.probes)):
                 r.probes = probe(sc, r, cc, ns)

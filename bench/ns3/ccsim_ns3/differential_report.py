@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .agreement import CONFIDENCE, MAX_WIDTH_IN_BANDS, OUTSIDE, OVERLAP, WITHIN
 from .causes import CAUSES
 from .draws import (
     DROPTAIL_BDP,
@@ -52,8 +53,66 @@ def _fmt(x: float, unit: str) -> str:
         return "∞" if x > 0 else "-∞"
     if unit == "pp" or unit == "ms":
         return f"{x:+.2f}"
-    return f"{x:+.0f}"
+    # relative differences in %: one decimal where it decides against a 5 % target
+    return f"{x:+.1f}" if abs(x) < 100 else f"{x:+.0f}"
 
+
+def _interval(v: dict, unit: str) -> str:
+    """A stored difference's 95 % interval, ``[low, high]`` in its unit (empty with one
+    pair, or for a row stored before intervals were kept)."""
+    hw = v.get("half_width")
+    if hw is None:
+        return ""
+    if hw >= 1e8 or abs(v["diff"]) >= 1e8:
+        return " [n/a]"
+    return f" [{_fmt(v['diff'] - hw, unit)}, {_fmt(v['diff'] + hw, unit)}]"
+
+
+def _verdict(v: dict) -> str:
+    """A stored difference's verdict (rows stored before verdicts were kept: the target)."""
+    return v.get("verdict", WITHIN if abs(v["norm"]) <= 1 else OUTSIDE)
+
+
+def _within_all(r: Result) -> bool:
+    """Every metric of ``r`` within its target by the paired means alone."""
+    return all(_verdict(v) == WITHIN for v in r.diffs.values())
+
+
+def _value(v: dict, unit: str, suffix: str = "") -> str:
+    """A difference with its interval beside it (and ``suffix``, e.g. its unit), marked
+    by its verdict: bold and ❌ outside, † agreeing by its interval only."""
+    s = _fmt(v["diff"], unit) + _interval(v, unit) + suffix
+    verdict = _verdict(v)
+    if verdict == OUTSIDE:
+        return f"**{s}** ❌"
+    return s + " †" if verdict == OVERLAP else s
+
+
+def rule_text() -> str:
+    """The agreement rule (agreement.verdict), as the reports state it."""
+    bands = f"{MAX_WIDTH_IN_BANDS:g}"
+    return (
+        f"**Agreement rule** (`agreement.verdict`, the same for any paired comparison): a "
+        "metric agrees when its difference (the paired mean, ns-3 - ccsim) is within its "
+        f"target, or when the {CONFIDENCE:.0%} confidence interval of that paired mean "
+        "difference overlaps the target band while being no wider than "
+        f"{bands} times that band (half-width at most {bands} tolerances); otherwise it "
+        "disagrees, so a wide interval never rescues a miss. The interval is Student's, "
+        "d ± t(0.975, n - 1) · s / √n over the n paired runs (run i of ccsim against run "
+        "i of ns-3: same starts, RTT shifts and seed). Absolute metrics (utilisation in "
+        "pp, sojourn p50 and p90 in ms) take the per-pair differences; relative ones "
+        "(each group's goodput share, drop and mark probability) keep the relative "
+        "difference of the pooled figures (mean shares; summed drops or marks over summed "
+        "arrivals) and take each pair's linearised influence on it (the delta method of "
+        "the ratio estimator), because per-run ratios are biased when a side's run-to-run "
+        "spread is large and infinite for a run without drops. One pair: no interval, the "
+        "target alone; zero variance: an interval of width 0, the target alone. In the "
+        "tables each difference has its interval beside it, `[low, high]`; † marks a "
+        "metric that agrees by its interval only, ❌ one that disagrees."
+    )
+
+
+_COLOURS = {WITHIN: "tab:blue", OVERLAP: "tab:orange", OUTSIDE: "tab:red"}
 
 PLOT_PARAMS = (
     ("rate_mbps", "bottleneck rate (Mbps)", "log"),
@@ -69,7 +128,8 @@ PLOT_PARAMS = (
 
 def write_plots(results: Sequence[Result], outdir: Path) -> list[tuple[str, str]]:
     """One PNG per metric: its normalised difference (ns-3 - ccsim over the tolerance;
-    the band +-1 is within target) against each parameter. Returns (metric, file)."""
+    the band +-1 is within target) with its 95 % interval against each parameter,
+    coloured by verdict. Returns (metric, file)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -82,7 +142,14 @@ def write_plots(results: Sequence[Result], outdir: Path) -> list[tuple[str, str]
         fig, axes = plt.subplots(2, 4, figsize=(14, 6), sharey=True)
         for ax, (key, label, kind) in zip(axes.flat, PLOT_PARAMS, strict=True):
             ys = [max(-5.0, min(5.0, r.diffs[metric]["norm"])) for r in rows]
-            colours = ["tab:blue" if metric not in r.failed else "tab:red" for r in rows]
+            colours = [_COLOURS[_verdict(r.diffs[metric])] for r in rows]
+            # the interval in tolerances, clipped to the plot like the points
+            lo, hi = [], []
+            for r, y in zip(rows, ys, strict=True):
+                v = r.diffs[metric]
+                h = v["half_width"] / v["tolerance"] if v.get("half_width") is not None else 0.0
+                lo.append(y - max(-5.0, min(5.0, v["norm"] - h)))
+                hi.append(max(-5.0, min(5.0, v["norm"] + h)) - y)
             if kind == "log":
                 xs = [float(r.params[key]) for r in rows]
                 ax.set_xscale("log")
@@ -95,13 +162,15 @@ def write_plots(results: Sequence[Result], outdir: Path) -> list[tuple[str, str]
                 ax.set_xticklabels(cats, rotation=20, fontsize=8)
             ax.axhspan(-1, 1, color="0.9", zorder=0)
             ax.axhline(0, color="0.5", lw=0.8)
-            ax.scatter(xs, ys, c=colours, s=18)
+            ax.errorbar(xs, ys, yerr=[lo, hi], fmt="none", ecolor="0.6", elinewidth=0.8)
+            ax.scatter(xs, ys, c=colours, s=18, zorder=3)
             ax.set_xlabel(label)
         for ax in axes[:, 0]:
             ax.set_ylabel("(ns-3 - ccsim) / tolerance")
         fig.suptitle(
-            f"{metric}: ns-3 - ccsim in units of its tolerance ({len(rows)} scenarios; grey "
-            "band = within target, red = outside, clipped at ±5)"
+            f"{metric}: ns-3 - ccsim in units of its tolerance with its 95 % interval "
+            f"({len(rows)} scenarios, clipped at ±5)\ngrey band = within target; blue "
+            "within, orange agreeing by the interval, red disagreeing"
         )
         fig.tight_layout()
         fname = metric.replace(" ", "_") + ".png"
@@ -123,7 +192,8 @@ def write_markdown(
     L.append(
         f"Generated by `{header.get('command', 'python bench/compare.py --random')}` — do "
         "not edit (re-rendered from `differential/runs.json` by `python bench/compare.py "
-        "--rerender bench/differential/runs.json` when only the causes change)."
+        "--rerender bench/differential/runs.json` when only the causes or the agreement rule "
+        "change)."
     )
     L.append("")
     for k in ("date", "machine", "load", "ccsim", "ns-3", "compiler", "python", "elapsed"):
@@ -137,7 +207,13 @@ def write_markdown(
     for e in header.get("errors", []):
         L.append(f"- **not run** (ns-3 failed): {e}")
     L.append("")
-    L.append(f"**{pct:.0f} % of the random scenarios are within every target** ({n_ok} of {n}).")
+    n_within = sum(_within_all(r) for r in results)
+    L.append(
+        f"**{pct:.0f} % of the random scenarios agree on every metric** ({n_ok} of {n}) "
+        "under the agreement rule below (target, or a narrow enough 95 % interval "
+        f"overlapping it); by their paired means alone {100.0 * n_within / n:.0f} % are "
+        f"within every target ({n_within} of {n})."
+    )
     L.append("")
     reps = header.get("replicates", 1)
     if reps > 1:
@@ -155,15 +231,15 @@ def write_markdown(
             f"{PERTURB_START_S * 1e3:g} ms] and its RTT by U[0, {PERTURB_RTT_S * 1e3:g} ms] "
             "and another seed, the same draws in both simulators (drop and mark "
             "probabilities from the summed counts). The targets are unchanged. On the "
-            f"default runs alone, one run each: {100.0 * single_ok / n:.0f} % within "
-            f"every target ({single_ok} of {n})."
+            f"default runs alone, one run each (no interval: the targets alone): "
+            f"{100.0 * single_ok / n:.0f} % within every target ({single_ok} of {n})."
         )
         L.append("")
     explained = [r for r in results if not r.ok and not r.unexplained]
     partly = [r for r in results if not r.ok and r.unexplained and r.causes]
     unexplained = [r for r in results if not r.ok and not r.causes]
     L.append(
-        f"Outside: {n - n_ok} scenarios: {len(explained)} with every miss accounted for by "
+        f"Disagreeing: {n - n_ok} scenarios: {len(explained)} with every miss accounted for by "
         f"a named cause below, {len(partly)} partly, {len(unexplained)} not yet explained."
     )
     L.append("")
@@ -210,6 +286,8 @@ def write_markdown(
         "whichever is larger; drop and mark probability within 20 % relative."
     )
     L.append("")
+    L.append(rule_text())
+    L.append("")
     L.append(
         "**ns-3 corrected where it departs from Linux** (dumbbell.cc, each a cause in "
         "[CAUSES.md](CAUSES.md)): Linux's RTO (`ns3-rto`), PRR in 64 bits counting "
@@ -226,7 +304,7 @@ def write_markdown(
     L.append("")
     names = ", ".join(f"`{c}`" for c, _, _ in COUNTERFACTUALS)
     L.append(
-        "**Probes of each row outside the targets** (ccsim runs only): (1) "
+        "**Probes of each row that disagrees** (ccsim runs only): (1) "
         f"counterfactuals: ccsim run again with an ns-3 behaviour it can copy ({names}), "
         "each alone and all together; a miss that such a run no longer has, when it has "
         "no new one, is explained by that behaviour for that row. (2) run-to-run: "
@@ -247,20 +325,35 @@ def write_markdown(
     L.append("")
     L.append(
         "ns-3 - ccsim over the scenarios where the metric applies (goodput share: the "
-        "group with the largest relative difference, only with two or more groups; drop "
-        "and mark probability: only where either simulator dropped or marked)."
+        "group with the worst verdict, then the largest relative difference, only with two "
+        "or more groups; drop and mark probability: only where either simulator dropped or "
+        "marked). *Agree*: under the rule (within target, or by the interval); the "
+        "quantiles are of the paired mean differences; *half-width*: the median "
+        "half-width of their 95 % intervals, in units of the tolerance."
     )
     L.append("")
-    L.append("| metric | unit | scenarios | within target | median | p10 | p90 | min | max |")
-    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    L.append(
+        "| metric | unit | scenarios | agree | within target | half-width / tol. "
+        "| median | p10 | p90 | min | max |"
+    )
+    L.append("| --- | --- |" + " ---: |" * 9)
     for metric, unit in METRICS:
-        xs = [r.diffs[metric]["diff"] for r in results if metric in r.diffs]
-        inside = sum(1 for r in results if metric in r.diffs and metric not in r.failed)
+        vs = [r.diffs[metric] for r in results if metric in r.diffs]
+        xs = [v["diff"] for v in vs]
         if not xs:
-            L.append(f"| {metric} | {unit} | 0 | | | | | | |")
+            L.append(f"| {metric} | {unit} | 0 | | | | | | | | |")
             continue
+        agree = sum(1 for r in results if metric in r.diffs and metric not in r.failed)
+        inside = sum(1 for v in vs if _verdict(v) == WITHIN)
+        hws = [
+            min(v["half_width"] / v["tolerance"], 1e9)
+            for v in vs
+            if v.get("half_width") is not None and v.get("tolerance")
+        ]
         L.append(
-            f"| {metric} | {unit} | {len(xs)} | {inside} ({100 * inside / len(xs):.0f} %) "
+            f"| {metric} | {unit} | {len(xs)} | {agree} ({100 * agree / len(xs):.0f} %) "
+            f"| {inside} ({100 * inside / len(xs):.0f} %) "
+            f"| {f'{_q(hws, 0.5):.2f}' if hws else ''} "
             f"| {_fmt(_q(xs, 0.5), unit)} | {_fmt(_q(xs, 0.1), unit)} | {_fmt(_q(xs, 0.9), unit)} "
             f"| {_fmt(min(xs), unit)} | {_fmt(max(xs), unit)} |"
         )
@@ -268,8 +361,9 @@ def write_markdown(
     if plots and path is not None and results:
         files = write_plots(results, path.parent / "differential")
         L.append(
-            "Plots: each metric's difference in units of its tolerance against every "
-            "drawn parameter (a systematic gap shows as a cloud off zero in one column):"
+            "Plots: each metric's difference in units of its tolerance, with its 95 % "
+            "interval, against every drawn parameter (a systematic gap shows as a cloud off "
+            "zero in one column):"
         )
         L.append("")
         for metric, fname in files:
@@ -295,7 +389,10 @@ def write_markdown(
     L.append("## Worst rows")
     L.append("")
     worst = sorted(results, key=lambda r: -r.worst())[:10]
-    L.append("| scenario | worst metric | ns-3 - ccsim | / tolerance | outside | causes |")
+    L.append(
+        "| scenario | worst metric | ns-3 - ccsim [95 % interval] | / tolerance | disagreeing "
+        "| causes |"
+    )
     L.append("| --- | --- | ---: | ---: | --- | --- |")
     for r in worst:
         if not r.diffs:
@@ -303,11 +400,11 @@ def write_markdown(
         m, v = max(r.diffs.items(), key=lambda kv: abs(kv[1]["norm"]))
         unit = dict(METRICS)[m]
         L.append(
-            f"| {r.name} | {m} | {_fmt(v['diff'], unit)} {unit} | {v['norm']:+.1f} "
+            f"| {r.name} | {m} | {_value(v, unit, ' ' + unit)} | {v['norm']:+.1f} "
             f"| {', '.join(r.failed) or '—'} | {_cause_links(r.causes) if not r.ok else ''} |"
         )
     L.append("")
-    L.append("## Scenarios outside the targets")
+    L.append("## Scenarios that disagree")
     L.append("")
     bad = [r for r in results if not r.ok]
     if not bad:
@@ -337,6 +434,11 @@ def write_markdown(
     L.append("## All scenarios")
     L.append("")
     L.append(
+        "Each difference is ns-3 - ccsim over the paired runs with its 95 % interval "
+        "beside it; † agrees by its interval only, ❌ disagrees."
+    )
+    L.append("")
+    L.append(
         "| scenario | parameters | sim. time | runs | util. Δ pp | p50 Δ ms | p90 Δ ms | "
         "drop Δ % | mark Δ % | share Δ % | ccsim wall | ns-3 wall | ns-3 / ccsim | |"
     )
@@ -354,8 +456,7 @@ def write_markdown(
             if metric not in r.diffs:
                 cells.append("")
                 continue
-            s = _fmt(r.diffs[metric]["diff"], unit)
-            cells.append(f"**{s}** ❌" if metric in r.failed else s)
+            cells.append(_value(r.diffs[metric], unit))
         L.append(
             f"| {r.name} | {r.title} | {r.params['duration_s']:g} s "
             f"| {len(r.replicates.get('ns3', ())) or 1} | {' | '.join(cells)} "

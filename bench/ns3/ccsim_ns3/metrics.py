@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import agreement
+
 
 @dataclass
 class RawRun:
@@ -156,6 +158,18 @@ def ns3_raw(out: dict, samples_ns: np.ndarray, window_s: float, rate_bps: float,
 # ---------------------------------------------------------------------------------------
 
 
+# The targets of issue 5, as tolerances: utilisation in percentage points, goodput share
+# and drop/mark probabilities relative to ccsim's value, sojourn quantiles in ms (15 % of
+# ccsim's value or 2 ms, whichever is larger).
+UTILISATION_PP = 2.0
+SHARE_RELATIVE = 0.05
+PROBABILITY_RELATIVE = 0.20
+
+
+def sojourn_tolerance_ms(ccsim_ms: float) -> float:
+    return max(0.15 * abs(ccsim_ms), 2.0)
+
+
 @dataclass
 class Check:
     metric: str
@@ -175,7 +189,8 @@ def relative_difference(a: float, b: float) -> float:
 
 
 def compare_metrics(a: dict, b: dict, group_names: Sequence[str]) -> list[Check]:
-    """ccsim (``a``) against ns-3 (``b``), against the targets of issue 5."""
+    """ccsim (``a``) against ns-3 (``b``), one run each, against the targets of issue 5
+    (``agreement.verdict`` without an interval: the matrix of RESULTS.md)."""
     out: list[Check] = []
     du = (b["utilisation"] - a["utilisation"]) * 100
     out.append(
@@ -184,7 +199,7 @@ def compare_metrics(a: dict, b: dict, group_names: Sequence[str]) -> list[Check]
             f"{a['utilisation'] * 100:.2f}%",
             f"{b['utilisation'] * 100:.2f}%",
             f"{du:+.2f} pp",
-            abs(du) <= 2.0,
+            agreement.agrees(du, UTILISATION_PP),
         )
     )
     if len(group_names) > 1:
@@ -196,7 +211,7 @@ def compare_metrics(a: dict, b: dict, group_names: Sequence[str]) -> list[Check]
                     f"{sa * 100:.1f}%",
                     f"{sb * 100:.1f}%",
                     f"{r * 100:+.1f}%",
-                    abs(r) <= 0.05,
+                    agreement.agrees(r, SHARE_RELATIVE),
                 )
             )
     out.append(
@@ -227,7 +242,7 @@ def compare_metrics(a: dict, b: dict, group_names: Sequence[str]) -> list[Check]
     ):
         x, y = a[key], b[key]
         d = y - x
-        ok = abs(d) <= max(0.15 * abs(x), 2.0) if target else None
+        ok = agreement.agrees(d, sojourn_tolerance_ms(x)) if target else None
         out.append(Check(label, f"{x:.2f} ms", f"{y:.2f} ms", f"{d:+.2f} ms", ok))
     for key, count, label in (
         ("drop_probability", "drops", "drop probability"),
@@ -243,7 +258,7 @@ def compare_metrics(a: dict, b: dict, group_names: Sequence[str]) -> list[Check]
                 f"{x * 100:.3f}% ({a[count]})",
                 f"{y * 100:.3f}% ({b[count]})",
                 f"{r * 100:+.0f}%" if math.isfinite(r) else "n/a",
-                abs(r) <= 0.20,
+                agreement.agrees(r, PROBABILITY_RELATIVE),
             )
         )
     return out
@@ -273,32 +288,84 @@ METRIC_KEYS = {
 }
 
 
-def differences(cc: dict, ns: dict) -> dict[str, dict]:
-    """Each target metric's ns-3 - ccsim difference, in its unit, with the normalised
-    difference (difference / tolerance: |x| <= 1 is within target). Metrics that do not
-    apply (one group, no drops) are absent."""
+def _entry(d: agreement.PairedDifference, tolerance: float) -> dict:
+    """One metric's stored difference: the paired mean ``diff`` (ns-3 - ccsim) and the
+    ``half_width`` of its 95 % interval (None with one pair) in the metric's unit, the
+    ``tolerance`` in that unit, ``norm`` = diff / tolerance (|norm| <= 1: within target),
+    the pairs ``n`` and the ``verdict`` of ``agreement.verdict``."""
+    return {
+        "diff": d.diff,
+        "norm": d.diff / tolerance,
+        "half_width": d.half_width,
+        "tolerance": tolerance,
+        "n": d.n,
+        "verdict": agreement.verdict(d.diff, tolerance, d.half_width),
+    }
+
+
+def differences(cc_runs: Sequence[dict] | dict, ns_runs: Sequence[dict] | dict) -> dict[str, dict]:
+    """Each target metric's ns-3 - ccsim difference over paired runs (run i of ccsim
+    with run i of ns-3; a dict a side, e.g. pooled, is one pair), in its unit, with its 95 %
+    interval and verdict under ``agreement.verdict`` (see ``_entry``). Per metric:
+
+    - utilisation: ``mean_difference`` of the per-run utilisations, in pp;
+    - goodput share, per group (only with two or more groups): ``relative_difference``
+      of the mean shares, in %; the metric's entry is its worst group's (worst verdict,
+      then largest |norm|);
+    - sojourn p50 and p90: ``mean_difference`` of the per-run quantiles, in ms, the
+      tolerance from ccsim's mean quantile;
+    - drop and mark probability: ``relative_difference`` of the summed counts over the
+      summed arrivals (the probabilities the report shows), in %; absent where neither
+      side dropped (marked).
+
+    Infinite differences (ccsim 0, ns-3 not) are stored as +-1e9."""
+    if isinstance(cc_runs, dict):
+        cc_runs = [cc_runs]
+    if isinstance(ns_runs, dict):
+        ns_runs = [ns_runs]
+    n = len(cc_runs)
+    if n != len(ns_runs) or n == 0:
+        raise ValueError(f"need as many runs on each side (>= 1), got {n} and {len(ns_runs)}")
     out: dict[str, dict] = {}
-    du = (ns["utilisation"] - cc["utilisation"]) * 100
-    out["utilisation"] = {"diff": du, "norm": du / 2.0}
-    if len(cc["group_share"]) > 1:
-        worst = 0.0
-        for a, b in zip(cc["group_share"], ns["group_share"], strict=True):
-            r = relative_difference(a, b)
-            if not math.isfinite(r) or abs(r) > abs(worst):
-                worst = r
-        out["goodput share"] = {"diff": worst * 100, "norm": worst / 0.05}
+    util = agreement.mean_difference(
+        [m["utilisation"] for m in cc_runs], [m["utilisation"] for m in ns_runs], scale=100.0
+    )
+    out["utilisation"] = _entry(util, UTILISATION_PP)
+    groups = len(cc_runs[0]["group_share"])
+    if groups > 1:
+        entries = [
+            _entry(
+                agreement.relative_difference(
+                    [m["group_share"][g] for m in cc_runs], [m["group_share"][g] for m in ns_runs]
+                ).scaled(100.0),
+                SHARE_RELATIVE * 100,
+            )
+            for g in range(groups)
+        ]
+        out["goodput share"] = max(
+            entries,
+            key=lambda e: (
+                agreement.VERDICTS.index(e["verdict"]),
+                abs(e["norm"]) if not math.isnan(e["norm"]) else math.inf,
+            ),
+        )
     for label in ("sojourn p50", "sojourn p90"):
-        x, y = cc[METRIC_KEYS[label]], ns[METRIC_KEYS[label]]
-        d = y - x
-        out[label] = {"diff": d, "norm": d / max(0.15 * abs(x), 2.0)}
-    for label in ("drop probability", "mark probability"):
-        x, y = cc[METRIC_KEYS[label]], ns[METRIC_KEYS[label]]
-        if x == 0 and y == 0:
+        key = METRIC_KEYS[label]
+        xs, ys = [m[key] for m in cc_runs], [m[key] for m in ns_runs]
+        out[label] = _entry(
+            agreement.mean_difference(xs, ys), sojourn_tolerance_ms(float(np.mean(xs)))
+        )
+    for label, count in (("drop probability", "drops"), ("mark probability", "marks")):
+        xs, ys = [m[count] for m in cc_runs], [m[count] for m in ns_runs]
+        if sum(xs) == 0 and sum(ys) == 0:
             continue
-        r = relative_difference(x, y)
-        out[label] = {"diff": r * 100, "norm": r / 0.20}
+        d = agreement.relative_difference(
+            xs, ys, [m["arrivals"] for m in cc_runs], [m["arrivals"] for m in ns_runs]
+        )
+        out[label] = _entry(d.scaled(100.0), PROBABILITY_RELATIVE * 100)
     for v in out.values():
-        if not math.isfinite(v["diff"]):
-            v["diff"] = math.copysign(1e9, v["diff"]) if not math.isnan(v["diff"]) else 1e9
-            v["norm"] = math.copysign(1e9, v["norm"]) if not math.isnan(v["norm"]) else 1e9
+        for key in ("diff", "norm", "half_width"):
+            x = v[key]
+            if x is not None and not math.isfinite(x):
+                v[key] = math.copysign(1e9, x) if not math.isnan(x) else 1e9
     return out
