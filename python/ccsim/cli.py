@@ -66,7 +66,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _formats(args: argparse.Namespace) -> tuple[str, ...]:
     """``--format png,pdf,svg`` as a tuple; BadInput naming an unknown format."""
-    from ccsim.plots.style import FormatError, parse_formats
+    from ccsim.plots.formats import FormatError, parse_formats
 
     try:
         return parse_formats(getattr(args, "format", None))
@@ -320,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
             "--format",
             metavar="FORMATS",
             help=f"{what} in these formats, comma-separated among png, pdf, svg "
-            "(default: png,pdf,svg)",
+            "(default: png; --format png,pdf,svg for all three)",
         )
 
     def set_option(p: argparse.ArgumentParser) -> None:
@@ -387,7 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--retry-failed", action="store_true", help="run failed runs again")
     p.add_argument(
-        "--plot", action="store_true", help="draw the sweep's [plot] to DIR/sweep.png/.pdf/.svg"
+        "--plot",
+        action="store_true",
+        help="draw the sweep's [plot] to DIR/sweep.png (and .pdf/.svg with --format)",
     )
     format_option(p, "--plot draws")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")

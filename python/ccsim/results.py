@@ -122,7 +122,7 @@ class RunResult:
         """
         out = output_path(out_dir)
         if plots:
-            from ccsim.plots.style import parse_formats
+            from ccsim.plots.formats import parse_formats
 
             formats = parse_formats(plot_formats)  # a bad format: nothing written
         plot_failure: Exception | None = None

@@ -152,7 +152,7 @@ def test_same_tables_same_bytes(result_dir: Path, tmp_path: Path) -> None:
 
 
 def test_parse_formats() -> None:
-    assert parse_formats(None) == ("png", "pdf", "svg")
+    assert parse_formats(None) == ("png",)  # PDF and SVG only when asked (issue 32)
     assert parse_formats("PDF, png,pdf") == ("pdf", "png")
     for bad in ("jpg", "", "png,eps"):
         with pytest.raises(FormatError, match="--format"):

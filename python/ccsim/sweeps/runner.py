@@ -164,7 +164,7 @@ def sweep(
     if not isinstance(flush_s, (int, float)) or not flush_s >= 0:
         raise SweepError(f"flush_s: expected a number of seconds >= 0, got {flush_s!r}")
     if plot:
-        from ccsim.plots.style import FormatError, parse_formats
+        from ccsim.plots.formats import FormatError, parse_formats
         from ccsim.plots.sweep import check_plot_spec
 
         check_plot_spec(sweep_)
