@@ -37,7 +37,7 @@ MAGIC = {"png": b"\x89PNG", "pdf": b"%PDF", "svg": b"<?xml"}
 @pytest.fixture(scope="module")
 def result_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run") / "out"
-    ccsim.run(SCENARIO).write(out, plots=True)
+    ccsim.run(SCENARIO).write(out, plots=True, plot_formats=FORMATS)
     return out
 
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -503,32 +504,63 @@ def plot_results(
     summary = _summary(directory)
     flows = _load(directory, "flows")
     queue = _load(directory, "queue_series")
-    written: list[Path] = []
-    with styled():
-        figures: list[tuple[str, Figure]] = [
-            (
-                "throughput",
-                plot_throughput(series, flows, summary, queue),
-            )
-        ]
-        if _has_rows(queue):
-            assert queue is not None
-            figures.append(("queue_delay", plot_queue_delay(queue, summary)))
-        cdf = _load(directory, "sojourn_cdf")
-        if _has_rows(cdf):
-            assert cdf is not None
-            figures.append(("sojourn_cdf", plot_sojourn_cdf(cdf, summary)))
-        trace = _load(directory, "cc_trace")
-        if _has_rows(trace):
-            assert trace is not None
-            figures.append(("cwnd", plot_cwnd(trace, flows, summary)))
-        samples = _load(directory, "rtt_samples")
-        if _has_rows(samples):
-            assert samples is not None
-            figures.append(("rtt", plot_rtt(samples, flows, summary)))
-        for stem, fig in figures:
-            written += save(fig, directory, stem, formats)
-    return written
+    drawers: list[tuple[str, Callable[[], Figure]]] = [
+        ("throughput", lambda: plot_throughput(series, flows, summary, queue))
+    ]
+    if queue is not None and _has_rows(queue):
+        drawers.append(("queue_delay", lambda: plot_queue_delay(queue, summary)))
+    cdf = _load(directory, "sojourn_cdf")
+    if cdf is not None and _has_rows(cdf):
+        drawers.append(("sojourn_cdf", lambda: plot_sojourn_cdf(cdf, summary)))
+    trace = _load(directory, "cc_trace")
+    if trace is not None and _has_rows(trace):
+        drawers.append(("cwnd", lambda: plot_cwnd(trace, flows, summary)))
+    samples = _load(directory, "rtt_samples")
+    if samples is not None and _has_rows(samples):
+        drawers.append(("rtt", lambda: plot_rtt(samples, flows, summary)))
+
+    def draw(stems: Sequence[str]) -> None:
+        with styled():
+            for stem, drawer in drawers:
+                if stem in stems:
+                    save(drawer(), directory, stem, formats)
+
+    stems = [stem for stem, _ in drawers]
+    in_parallel(draw, stems)
+    return [directory / f"{stem}.{fmt}" for stem in stems for fmt in formats]
+
+
+def in_parallel(draw: Callable[[Sequence[str]], None], stems: Sequence[str]) -> None:
+    """``draw(stems)``, with every other figure drawn in a forked child process on a machine
+    with more than one core: matplotlib draws in one thread, and the figures of a run are
+    independent (a run's plotting time halves on 2 idle cores). If the child fails, its
+    figures are drawn again here, so that an error is raised (and reported) as without it.
+    Only from the main thread, where forking is safe for the parent's state."""
+    can_fork = (
+        hasattr(os, "fork")
+        and len(stems) > 1
+        and (os.cpu_count() or 1) > 1
+        and threading.current_thread() is threading.main_thread()
+        and os.environ.get("CCSIM_PLOT_JOBS") != "1"
+    )
+    if not can_fork:
+        draw(stems)
+        return
+    theirs, mine = list(stems[1::2]), list(stems[0::2])
+    pid = os.fork()
+    if pid == 0:  # the child: draw, and leave without running the parent's exit handlers
+        status = 1
+        try:
+            draw(theirs)
+            status = 0
+        finally:
+            os._exit(status)
+    try:
+        draw(mine)
+    finally:
+        _, wait_status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(wait_status) != 0:
+        draw(theirs)
 
 
 __all__ = ["FIGURES", "NoResultsError", "plot_results"]

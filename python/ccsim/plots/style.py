@@ -61,6 +61,14 @@ RC: dict[str, Any] = {
     "pdf.fonttype": 42,
 }
 
+#: zlib level 1 for PNG: Pillow's default (6) takes twice as long (0.06 s against 0.03 s
+#: per run figure) for files of the same size (plots are mostly flat colour).
+_OPTIONS: dict[str, dict[str, Any]] = {
+    "png": {"pil_kwargs": {"compress_level": 1}},
+    "pdf": {},
+    "svg": {},
+}
+
 #: Metadata per format that keeps files free of dates and versions.
 _METADATA: dict[str, dict[str, Any]] = {
     "png": {"Software": None},
@@ -125,7 +133,7 @@ def save(
         os.close(fd)
         try:
             with styled():
-                fig.savefig(tmp, format=fmt, dpi=DPI, metadata=_METADATA[fmt])
+                fig.savefig(tmp, format=fmt, dpi=DPI, metadata=_METADATA[fmt], **_OPTIONS[fmt])
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
         finally:
