@@ -44,6 +44,7 @@ from ccsim.plots.style import (
     shade_window,
     styled,
 )
+from ccsim.plots.text import scenario_caption
 
 #: Figures of a run, by file stem, in the order they are drawn.
 FIGURES = ("throughput", "queue_delay", "sojourn_cdf", "cwnd", "rtt")
@@ -261,6 +262,20 @@ def _capacity_line(ax: Axes, cap: tuple[np.ndarray, np.ndarray]) -> None:
 # --------------------------------------------------------------------------- figures
 
 
+def caption(fig: Figure, summary: dict[str, Any]) -> None:
+    """The scenario's key parameters (bottleneck rate and queue, RTTs, flows) in small
+    grey type at the top of the figure, so that a figure pasted into a draft still says
+    what it shows; under the figure's title if it has one."""
+    text = scenario_caption(summary.get("scenario"))
+    if not text:
+        return
+    title = fig.get_suptitle()
+    if title:
+        fig.suptitle(f"{title}\n{text}")
+    else:
+        fig.suptitle(text, fontsize="small", color="0.35")
+
+
 def _window(summary: dict[str, Any]) -> tuple[float | None, float | None]:
     return summary.get("measure_start_s"), summary.get("measure_end_s")
 
@@ -303,10 +318,20 @@ def plot_throughput(
     bottom.set_title(f"Goodput {what}: payload in order, mean over {GOODPUT_SMOOTHING_S:g} s")
     bottom.set_ylabel("goodput (Mbit/s)")
     bottom.set_xlabel("time (s)")
-    if len(cap[0]):
-        peak = max(float(np.max(cap[1])), top.get_ylim()[1] / 1.08)
+    # One scale for both panels, from the capacity and every value drawn: in-order
+    # delivery after a loss can put goodput above the capacity and above the interval's
+    # wire throughput; a limit from the top panel alone cut such spikes off unseen.
+    drawn = [
+        float(np.max(line.get_ydata()))
+        for ax in (top, bottom)
+        for line in ax.get_lines()
+        if len(line.get_ydata())
+    ]
+    peak = max([*drawn, float(np.max(cap[1])) if len(cap[0]) else 0.0, 0.0])
+    if peak > 0:
         for ax in (top, bottom):
             ax.set_ylim(0, peak * 1.08)
+    caption(fig, summary)
     legend_below(fig)
     return fig
 
@@ -327,12 +352,13 @@ def plot_queue_delay(queue: Columns, summary: dict[str, Any]) -> Figure:
             queue["sojourn_min_ms"][rows],
             queue["sojourn_max_ms"][rows],
             color=colour,
-            alpha=0.2,
+            alpha=0.35,  # 0.2 was invisible under the mean line at 110 dpi
             lw=0,
             label="min-max per interval",
         )
     delay_ax.plot(t, queue["sojourn_mean_ms"][rows], color=colour, label="mean per interval")
-    qlen_ax.plot(t, queue["qlen_pkts"][rows], color=colour, lw=1.0, label="queue length")
+    # another colour: one legend below both panels must tell delay from length
+    qlen_ax.plot(t, queue["qlen_pkts"][rows], color=PALETTE[1], lw=1.0, label="queue length")
     discipline = summary.get("bottleneck", {}).get("discipline")
     delay_ax.set_title("Bottleneck queueing delay" + (f" ({discipline})" if discipline else ""))
     delay_ax.set_ylabel("sojourn time (ms)")
@@ -340,6 +366,7 @@ def plot_queue_delay(queue: Columns, summary: dict[str, Any]) -> Figure:
     qlen_ax.set_ylabel("queue length (packets)")
     qlen_ax.set_xlabel("time (s)")
     qlen_ax.set_ylim(bottom=0)
+    caption(fig, summary)
     legend_below(fig)
     return fig
 
@@ -376,6 +403,7 @@ def plot_sojourn_cdf(cdf: Columns, summary: dict[str, Any]) -> Figure:
     ax.set_ylabel("CDF")
     ax.set_xlim(left=0)
     ax.set_ylim(0, 1.02)
+    caption(fig, summary)
     legend_below(fig)
     return fig
 
@@ -437,6 +465,7 @@ def plot_cwnd(trace: Columns, flows: Columns | None, summary: dict[str, Any]) ->
     fig.suptitle(
         "Congestion window (dashed: ssthresh) and smoothed RTT; shaded: measurement window" + note
     )
+    caption(fig, summary)
     return fig
 
 
@@ -479,6 +508,7 @@ def plot_rtt(samples: Columns, flows: Columns | None, summary: dict[str, Any]) -
     cdf_ax.set_xlabel("RTT (ms)")
     cdf_ax.set_ylabel("CDF")
     cdf_ax.set_ylim(0, 1.02)
+    caption(fig, summary)
     legend_below(fig)
     return fig
 
