@@ -95,9 +95,10 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
     from ccsim import api
     from ccsim.estimate import estimate, long_run_warning, too_big
     from ccsim.output import OutputDirError, check_output_dir
-    from ccsim.report import print_report, report_console
     from ccsim.results import PlotError, idle_warning
 
+    if not args.quiet:  # rich only for the report; imported before anything is written
+        from ccsim.report import print_report, report_console
     formats = _formats(args)
     api.check(source)
     try:
@@ -299,8 +300,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     console = report_console()
     results = bench.run_all(console, quick=args.quick)
     sweep_results = bench.run_sweep_bench(console, quick=args.quick)
+    loop_results = bench.run_loop_bench(console, quick=args.quick)
     if args.json:
         records = bench.as_records(results) + bench.sweep_records(sweep_results)
+        records += bench.loop_records(loop_results)
         Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
     return EXIT_OK
 
