@@ -347,7 +347,15 @@ def build_parser() -> argparse.ArgumentParser:
             help="show the progress bar even when stderr is not a terminal",
         )
 
-    p = sub.add_parser("run", help="simulate a scenario file and write its results")
+    p = sub.add_parser(
+        "run",
+        help="simulate a scenario file and write its results",
+        description="Simulate a scenario and write DIR: summary.json, one Parquet table "
+        "per kind of record (every table always, empty on purpose when the scenario cannot "
+        "fill it, e.g. deadline_control.parquet without a deadline controller: the same "
+        "files and schemas in every result directory) and the plots as PNG "
+        "(--format png,pdf,svg for PDF and SVG too; --no-plots for none).",
+    )
     p.add_argument("scenario", help="scenario file (.toml, or .json)")
     p.add_argument(
         "-o",
