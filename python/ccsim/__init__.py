@@ -8,6 +8,7 @@ runs and runs into Arrow tables, Parquet files, plots and a command-line interfa
 >>> result.summary["flows"][0]["goodput_mbps"]                # doctest: +SKIP
 >>> result.tables["flow_series"].to_pandas()                  # doctest: +SKIP
 >>> ccsim.sweep("examples/sweeps/newreno_buffer.toml", "out/nb")  # doctest: +SKIP
+>>> ccsim.read_series("out/nb", "flow_series")  # rows + swept values  # doctest: +SKIP
 >>> ccsim.ppv.ideal_shares({"gold": 5, "silver": 5}, "100Mbps")  # doctest: +SKIP
 """
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # imported when first used (below): see __getattr__
     from ccsim.results import RunResult
     from ccsim.scenario import SweepError
     from ccsim.sweeps.runner import SweepReport, sweep
+    from ccsim.sweeps.store import read_series_with_axes as read_series
 
     __version__: str
 
@@ -37,6 +39,7 @@ _LAZY = {
     "SweepReport": "ccsim.sweeps.runner",
     "sweep": "ccsim.sweeps.runner",
     "SweepError": "ccsim.scenario",
+    "read_series": "ccsim.sweeps.store:read_series_with_axes",
 }
 
 
@@ -44,7 +47,8 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         value: Any = importlib.import_module("ccsim._core").version()
     elif name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        module, _, attribute = _LAZY[name].partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
     elif name == "ppv":
         value = importlib.import_module("ccsim.ppv")
     else:
@@ -64,6 +68,7 @@ __all__ = [
     "SweepReport",
     "__version__",
     "ppv",
+    "read_series",
     "run",
     "sweep",
     "validate",

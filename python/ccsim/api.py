@@ -12,7 +12,6 @@ from typing import Any
 
 from ccsim import _core
 from ccsim._core import ScenarioError
-from ccsim.progress import progress_bar
 from ccsim.results import RunResult
 from ccsim.scenario import InputTooLarge, SweepError, apply_overrides, read_input
 
@@ -148,11 +147,19 @@ def simulate(
             summary_json, raw, pcap = _core.run(
                 source.text, source.fmt, progress, controller, interval_ns
             )
-        else:
-            with progress_bar(enabled=bool(progress), description=source.label) as update:
+        elif progress:
+            # rich's progress module only when a bar is shown: it is a tenth of the
+            # command's start-up (issue 32)
+            from ccsim.progress import progress_bar
+
+            with progress_bar(enabled=True, description=source.label) as update:
                 summary_json, raw, pcap = _core.run(
                     source.text, source.fmt, update, controller, interval_ns
                 )
+        else:
+            summary_json, raw, pcap = _core.run(
+                source.text, source.fmt, None, controller, interval_ns
+            )
     except ScenarioError as exc:
         raise _explained(exc, source) from None
     result = RunResult.from_core(summary_json, raw, pcap)

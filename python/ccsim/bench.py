@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -381,3 +387,132 @@ def sweep_records(results: list[SweepBench]) -> list[dict[str, Any]]:
             record["overhead_ms_per_run"] = r.value
         records.append(record)
     return records
+
+
+# --------------------------------------------------------------------------- the CLI loop
+
+#: Wall-clock targets (s) of ``ccsim run`` on the bundled demo, as a user runs it: the
+#: whole command, interpreter start to exit (issue 32).
+RUN_TARGETS_S = {"run-with-plots": 1.5, "run-without-plots": 0.5}
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    name: str
+    description: str
+    #: Wall-clock seconds of each ``ccsim run`` subprocess, and of its simulation.
+    wall_s: tuple[float, ...]
+    sim_wall_s: float
+    target_s: float
+    #: CPU seconds (user + system, the command and its children) of each run: what the
+    #: command costs whatever else the machine is doing at the time.
+    cpu_s: tuple[float, ...] = ()
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.wall_s)
+
+    @property
+    def passed(self) -> bool:
+        return self.median_s <= self.target_s
+
+
+def _demo_path() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("ccsim").joinpath("scenarios", "demo.toml")))
+
+
+def time_cli_run(
+    extra: list[str], repeat: int
+) -> tuple[tuple[float, ...], float, tuple[float, ...]]:
+    """Wall-clock seconds of ``ccsim run DEMO -o TMP EXTRA`` in a fresh interpreter (what
+    a user waits for, the report printed to a pipe), ``repeat`` times; the simulation's
+    wall_s; the CPU seconds of each run."""
+    import json
+    import resource
+
+    walls, cpus = [], []
+    sim = 0.0
+    with tempfile.TemporaryDirectory(prefix="ccsim-bench-") as tmp:
+        for i in range(repeat):
+            out = Path(tmp) / f"run{i}"
+            command = [sys.executable, "-m", "ccsim", "run", str(_demo_path()), "-o", str(out)]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(
+                [*command, *extra],
+                check=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,  # the report is printed, as for a user
+                stderr=subprocess.DEVNULL,
+            )
+            walls.append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            sim = float(json.loads((out / "summary.json").read_text())["wall_s"])
+    return tuple(walls), sim, tuple(cpus)
+
+
+def run_loop_bench(console: Console, quick: bool = False) -> list[LoopResult]:
+    """``ccsim run`` of the demo with and without plots, against :data:`RUN_TARGETS_S`
+    (not scaled by ``--quick``, which runs each once instead of three times)."""
+    repeat = 1 if quick else 3
+    cases = (
+        ("run-with-plots", "ccsim run demo.toml (PNG plots)", []),
+        ("run-without-plots", "ccsim run demo.toml --no-plots", ["--no-plots"]),
+    )
+    results = []
+    for name, description, extra in cases:
+        with console.status(description):
+            walls, sim, cpus = time_cli_run(extra, repeat)
+        results.append(LoopResult(name, description, walls, sim, RUN_TARGETS_S[name], cpus))
+    console.print(loop_report_table(results))
+    return results
+
+
+def _load() -> str:
+    try:
+        one, _, _ = os.getloadavg()
+    except OSError:
+        return "load unknown"
+    return f"load {one:.1f} on {os.cpu_count()} cores"
+
+
+def loop_report_table(results: list[LoopResult]) -> Table:
+    table = Table(
+        title=f"ccsim run, whole command in a subprocess (median; {_load()})",
+        title_justify="left",
+    )
+    table.add_column("command")
+    for header in ("wall s", "CPU s", "of which simulation s", "runs", "target s"):
+        table.add_column(header, justify="right")
+    table.add_column("result")
+    for r in results:
+        table.add_row(
+            f"{r.name}: {r.description}",
+            f"{r.median_s:.2f}",
+            f"{statistics.median(r.cpu_s):.2f}" if r.cpu_s else "-",
+            f"{r.sim_wall_s:.3f}",
+            str(len(r.wall_s)),
+            f"{r.target_s:g}",
+            "[green]pass[/green]" if r.passed else "[red]miss[/red]",
+        )
+    return table
+
+
+def loop_records(results: list[LoopResult]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": r.name,
+            "description": r.description,
+            "wall_s": r.median_s,
+            "wall_s_each": list(r.wall_s),
+            "cpu_s_each": list(r.cpu_s),
+            "sim_wall_s": r.sim_wall_s,
+            "target_wall_s": r.target_s,
+            "passed": r.passed,
+            "load": _load(),
+        }
+        for r in results
+    ]

@@ -66,7 +66,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _formats(args: argparse.Namespace) -> tuple[str, ...]:
     """``--format png,pdf,svg`` as a tuple; BadInput naming an unknown format."""
-    from ccsim.plots.style import FormatError, parse_formats
+    from ccsim.plots.formats import FormatError, parse_formats
 
     try:
         return parse_formats(getattr(args, "format", None))
@@ -95,9 +95,10 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
     from ccsim import api
     from ccsim.estimate import estimate, long_run_warning, too_big
     from ccsim.output import OutputDirError, check_output_dir
-    from ccsim.report import print_report, report_console
     from ccsim.results import PlotError, idle_warning
 
+    if not args.quiet:  # rich only for the report; imported before anything is written
+        from ccsim.report import print_report, report_console
     formats = _formats(args)
     api.check(source)
     try:
@@ -299,8 +300,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     console = report_console()
     results = bench.run_all(console, quick=args.quick)
     sweep_results = bench.run_sweep_bench(console, quick=args.quick)
+    loop_results = bench.run_loop_bench(console, quick=args.quick)
     if args.json:
         records = bench.as_records(results) + bench.sweep_records(sweep_results)
+        records += bench.loop_records(loop_results)
         Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
     return EXIT_OK
 
@@ -320,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
             "--format",
             metavar="FORMATS",
             help=f"{what} in these formats, comma-separated among png, pdf, svg "
-            "(default: png,pdf,svg)",
+            "(default: png; --format png,pdf,svg for all three)",
         )
 
     def set_option(p: argparse.ArgumentParser) -> None:
@@ -344,7 +347,15 @@ def build_parser() -> argparse.ArgumentParser:
             help="show the progress bar even when stderr is not a terminal",
         )
 
-    p = sub.add_parser("run", help="simulate a scenario file and write its results")
+    p = sub.add_parser(
+        "run",
+        help="simulate a scenario file and write its results",
+        description="Simulate a scenario and write DIR: summary.json, one Parquet table "
+        "per kind of record (every table always, empty on purpose when the scenario cannot "
+        "fill it, e.g. deadline_control.parquet without a deadline controller: the same "
+        "files and schemas in every result directory) and the plots as PNG "
+        "(--format png,pdf,svg for PDF and SVG too; --no-plots for none).",
+    )
     p.add_argument("scenario", help="scenario file (.toml, or .json)")
     p.add_argument(
         "-o",
@@ -387,7 +398,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--retry-failed", action="store_true", help="run failed runs again")
     p.add_argument(
-        "--plot", action="store_true", help="draw the sweep's [plot] to DIR/sweep.png/.pdf/.svg"
+        "--plot",
+        action="store_true",
+        help="draw the sweep's [plot] to DIR/sweep.png (and .pdf/.svg with --format)",
     )
     format_option(p, "--plot draws")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")

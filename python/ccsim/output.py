@@ -1,4 +1,15 @@
-"""Writing a result directory all at once: stage next to it, then move into place."""
+"""Writing a result directory all at once: stage next to it, then move into place.
+
+Every run writes every table of :data:`KNOWN_TABLES` (``ccsim.output.KNOWN_TABLES``), one
+``<name>.parquet`` each, **always present, and empty on purpose** when the scenario cannot
+fill it: a table has the same name and schema in every result directory, so a script reads
+``cc_vars.parquet`` or ``deadline_control.parquet`` without first checking that it exists,
+and an empty table says "nothing of this kind happened" rather than "not recorded". For
+example ``cc_trace`` has rows only for flows with ``trace = true``, ``rtt_samples`` only
+with ``[trace] rtt_samples = true``, ``transfers`` only for flows of a given size,
+``deadline_control`` only with a deadline controller, ``cc_vars`` only for traced flows
+whose algorithm has model variables (BBR's bandwidth and min RTT, ...).
+"""
 
 from __future__ import annotations
 

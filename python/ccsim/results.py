@@ -112,7 +112,8 @@ class RunResult:
         plot_formats: Sequence[str] | None = None,
     ) -> Path:
         """Write one Parquet file per table plus ``summary.json`` (and the plots if
-        ``plots``, as PNG, PDF and SVG or the ``plot_formats`` given) into ``out_dir``.
+        ``plots``, as PNG or the ``plot_formats`` given) into ``out_dir``. Every table is
+        written, empty when the scenario cannot fill it (see :mod:`ccsim.output`).
         If only plotting fails, the results are still written and :class:`PlotError` is
         raised.
 
@@ -122,7 +123,7 @@ class RunResult:
         """
         out = output_path(out_dir)
         if plots:
-            from ccsim.plots.style import parse_formats
+            from ccsim.plots.formats import parse_formats
 
             formats = parse_formats(plot_formats)  # a bad format: nothing written
         plot_failure: Exception | None = None

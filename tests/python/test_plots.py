@@ -4,6 +4,7 @@ data, PNG/PDF/SVG written alike and deterministically."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,7 @@ MAGIC = {"png": b"\x89PNG", "pdf": b"%PDF", "svg": b"<?xml"}
 @pytest.fixture(scope="module")
 def result_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run") / "out"
-    ccsim.run(SCENARIO).write(out, plots=True)
+    ccsim.run(SCENARIO).write(out, plots=True, plot_formats=FORMATS)
     return out
 
 
@@ -152,7 +153,7 @@ def test_same_tables_same_bytes(result_dir: Path, tmp_path: Path) -> None:
 
 
 def test_parse_formats() -> None:
-    assert parse_formats(None) == ("png", "pdf", "svg")
+    assert parse_formats(None) == ("png",)  # PDF and SVG only when asked (issue 32)
     assert parse_formats("PDF, png,pdf") == ("pdf", "png")
     for bad in ("jpg", "", "png,eps"):
         with pytest.raises(FormatError, match="--format"):
@@ -170,3 +171,59 @@ def test_sweep_plot_in_every_format(tmp_path: Path) -> None:
     assert report.plot == tmp_path / "s" / "sweep.png"
     assert (tmp_path / "s" / "sweep.svg").read_bytes().startswith(b"<?xml")
     assert not (tmp_path / "s" / "sweep.pdf").exists()
+
+
+# --------------------------------------------------------------------------- issue 32
+
+
+def _spiky_series() -> tuple[dict[str, np.ndarray], dict]:
+    time = np.round(np.arange(1, 101) * 0.1, 6)
+    goodput = np.full(100, 5.0)
+    # in-order payload delivered in a burst (a hole filled after a loss) is goodput far
+    # above the capacity and above the interval's wire throughput
+    goodput[50:60] = 40.0
+    series = {
+        "time_s": time,
+        "flow_id": np.zeros(100, dtype=np.int64),
+        "throughput_mbps": np.full(100, 5.0),
+        "goodput_mbps": goodput,
+    }
+    summary = {"scenario": {"bottleneck": {"rate": "10Mbps"}}, "duration_s": 10.0}
+    return series, summary
+
+
+def test_goodput_and_throughput_panels_show_spikes_above_capacity() -> None:
+    series, summary = _spiky_series()
+    with styled():
+        fig = run_plots.plot_throughput(series, None, summary)
+    for ax in fig.axes:
+        highest = max(float(np.max(line.get_ydata())) for line in ax.get_lines())
+        assert ax.get_ylim()[1] >= highest, ax.get_title()
+
+
+def test_queue_delay_legend_tells_delay_from_length(result_dir: Path) -> None:
+    queue = _columns(result_dir, "queue_series")
+    with styled():
+        fig = run_plots.plot_queue_delay(queue, {})
+    handles = {
+        t.get_text(): h
+        for t, h in zip(fig.legends[0].get_texts(), fig.legends[0].legend_handles, strict=True)
+    }
+    mean, length = handles["mean per interval"], handles["queue length"]
+    assert (mean.get_color(), mean.get_linestyle()) != (length.get_color(), length.get_linestyle())
+    band = next(c for c in fig.axes[0].collections if c.get_label() == "min-max per interval")
+    assert band.get_alpha() >= 0.3
+
+
+def test_run_figures_name_the_scenario(result_dir: Path) -> None:
+    summary = json.loads((result_dir / "summary.json").read_text())
+    with styled():
+        fig = run_plots.plot_sojourn_cdf(_columns(result_dir, "sojourn_cdf"), summary)
+    texts = [fig.get_suptitle()] + [ax.get_title() for ax in fig.axes]
+    assert any("10Mbps" in t and "codel" in t and "20ms" in t for t in texts), texts
+
+
+def test_default_format_is_png_only(tmp_path: Path) -> None:
+    scenario = {"duration": "1s", "bottleneck": {"rate": "10Mbps"}, "flows": [{"rtt": "20ms"}]}
+    ccsim.run(scenario).write(tmp_path / "o", plots=True)
+    assert sorted(p.suffix for p in (tmp_path / "o").glob("throughput.*")) == [".png"]

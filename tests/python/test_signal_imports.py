@@ -69,6 +69,11 @@ COMMANDS = {
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_ctrl_c_during_the_imports_is_one_line_and_130(tmp_path: Path, command: str, module: str):
     result = _run(tmp_path, module, signal.SIGINT, *COMMANDS[command](tmp_path))
+    if (command, module) == ("validate", "rich"):
+        # validate prints no table and no progress bar: it never imports rich (issue 32),
+        # so the signal is never sent
+        assert result.returncode == 0 and result.stdout.startswith("ok:"), result.stderr
+        return
     assert "Traceback" not in result.stderr, result.stderr
     assert result.stderr.strip() == "error: interrupted", result.stderr
     assert result.returncode == 130

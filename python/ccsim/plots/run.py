@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from ccsim.plots.style import (
     shade_window,
     styled,
 )
+from ccsim.plots.text import scenario_caption
 
 #: Figures of a run, by file stem, in the order they are drawn.
 FIGURES = ("throughput", "queue_delay", "sojourn_cdf", "cwnd", "rtt")
@@ -260,6 +262,20 @@ def _capacity_line(ax: Axes, cap: tuple[np.ndarray, np.ndarray]) -> None:
 # --------------------------------------------------------------------------- figures
 
 
+def caption(fig: Figure, summary: dict[str, Any]) -> None:
+    """The scenario's key parameters (bottleneck rate and queue, RTTs, flows) in small
+    grey type at the top of the figure, so that a figure pasted into a draft still says
+    what it shows; under the figure's title if it has one."""
+    text = scenario_caption(summary.get("scenario"))
+    if not text:
+        return
+    title = fig.get_suptitle()
+    if title:
+        fig.suptitle(f"{title}\n{text}")
+    else:
+        fig.suptitle(text, fontsize="small", color="0.35")
+
+
 def _window(summary: dict[str, Any]) -> tuple[float | None, float | None]:
     return summary.get("measure_start_s"), summary.get("measure_end_s")
 
@@ -302,10 +318,20 @@ def plot_throughput(
     bottom.set_title(f"Goodput {what}: payload in order, mean over {GOODPUT_SMOOTHING_S:g} s")
     bottom.set_ylabel("goodput (Mbit/s)")
     bottom.set_xlabel("time (s)")
-    if len(cap[0]):
-        peak = max(float(np.max(cap[1])), top.get_ylim()[1] / 1.08)
+    # One scale for both panels, from the capacity and every value drawn: in-order
+    # delivery after a loss can put goodput above the capacity and above the interval's
+    # wire throughput; a limit from the top panel alone cut such spikes off unseen.
+    drawn = [
+        float(np.max(line.get_ydata()))
+        for ax in (top, bottom)
+        for line in ax.get_lines()
+        if len(line.get_ydata())
+    ]
+    peak = max([*drawn, float(np.max(cap[1])) if len(cap[0]) else 0.0, 0.0])
+    if peak > 0:
         for ax in (top, bottom):
             ax.set_ylim(0, peak * 1.08)
+    caption(fig, summary)
     legend_below(fig)
     return fig
 
@@ -326,12 +352,13 @@ def plot_queue_delay(queue: Columns, summary: dict[str, Any]) -> Figure:
             queue["sojourn_min_ms"][rows],
             queue["sojourn_max_ms"][rows],
             color=colour,
-            alpha=0.2,
+            alpha=0.35,  # 0.2 was invisible under the mean line at 110 dpi
             lw=0,
             label="min-max per interval",
         )
     delay_ax.plot(t, queue["sojourn_mean_ms"][rows], color=colour, label="mean per interval")
-    qlen_ax.plot(t, queue["qlen_pkts"][rows], color=colour, lw=1.0, label="queue length")
+    # another colour: one legend below both panels must tell delay from length
+    qlen_ax.plot(t, queue["qlen_pkts"][rows], color=PALETTE[1], lw=1.0, label="queue length")
     discipline = summary.get("bottleneck", {}).get("discipline")
     delay_ax.set_title("Bottleneck queueing delay" + (f" ({discipline})" if discipline else ""))
     delay_ax.set_ylabel("sojourn time (ms)")
@@ -339,6 +366,7 @@ def plot_queue_delay(queue: Columns, summary: dict[str, Any]) -> Figure:
     qlen_ax.set_ylabel("queue length (packets)")
     qlen_ax.set_xlabel("time (s)")
     qlen_ax.set_ylim(bottom=0)
+    caption(fig, summary)
     legend_below(fig)
     return fig
 
@@ -375,6 +403,7 @@ def plot_sojourn_cdf(cdf: Columns, summary: dict[str, Any]) -> Figure:
     ax.set_ylabel("CDF")
     ax.set_xlim(left=0)
     ax.set_ylim(0, 1.02)
+    caption(fig, summary)
     legend_below(fig)
     return fig
 
@@ -436,6 +465,7 @@ def plot_cwnd(trace: Columns, flows: Columns | None, summary: dict[str, Any]) ->
     fig.suptitle(
         "Congestion window (dashed: ssthresh) and smoothed RTT; shaded: measurement window" + note
     )
+    caption(fig, summary)
     return fig
 
 
@@ -478,6 +508,7 @@ def plot_rtt(samples: Columns, flows: Columns | None, summary: dict[str, Any]) -
     cdf_ax.set_xlabel("RTT (ms)")
     cdf_ax.set_ylabel("CDF")
     cdf_ax.set_ylim(0, 1.02)
+    caption(fig, summary)
     legend_below(fig)
     return fig
 
@@ -503,32 +534,63 @@ def plot_results(
     summary = _summary(directory)
     flows = _load(directory, "flows")
     queue = _load(directory, "queue_series")
-    written: list[Path] = []
-    with styled():
-        figures: list[tuple[str, Figure]] = [
-            (
-                "throughput",
-                plot_throughput(series, flows, summary, queue),
-            )
-        ]
-        if _has_rows(queue):
-            assert queue is not None
-            figures.append(("queue_delay", plot_queue_delay(queue, summary)))
-        cdf = _load(directory, "sojourn_cdf")
-        if _has_rows(cdf):
-            assert cdf is not None
-            figures.append(("sojourn_cdf", plot_sojourn_cdf(cdf, summary)))
-        trace = _load(directory, "cc_trace")
-        if _has_rows(trace):
-            assert trace is not None
-            figures.append(("cwnd", plot_cwnd(trace, flows, summary)))
-        samples = _load(directory, "rtt_samples")
-        if _has_rows(samples):
-            assert samples is not None
-            figures.append(("rtt", plot_rtt(samples, flows, summary)))
-        for stem, fig in figures:
-            written += save(fig, directory, stem, formats)
-    return written
+    drawers: list[tuple[str, Callable[[], Figure]]] = [
+        ("throughput", lambda: plot_throughput(series, flows, summary, queue))
+    ]
+    if queue is not None and _has_rows(queue):
+        drawers.append(("queue_delay", lambda: plot_queue_delay(queue, summary)))
+    cdf = _load(directory, "sojourn_cdf")
+    if cdf is not None and _has_rows(cdf):
+        drawers.append(("sojourn_cdf", lambda: plot_sojourn_cdf(cdf, summary)))
+    trace = _load(directory, "cc_trace")
+    if trace is not None and _has_rows(trace):
+        drawers.append(("cwnd", lambda: plot_cwnd(trace, flows, summary)))
+    samples = _load(directory, "rtt_samples")
+    if samples is not None and _has_rows(samples):
+        drawers.append(("rtt", lambda: plot_rtt(samples, flows, summary)))
+
+    def draw(stems: Sequence[str]) -> None:
+        with styled():
+            for stem, drawer in drawers:
+                if stem in stems:
+                    save(drawer(), directory, stem, formats)
+
+    stems = [stem for stem, _ in drawers]
+    in_parallel(draw, stems)
+    return [directory / f"{stem}.{fmt}" for stem in stems for fmt in formats]
+
+
+def in_parallel(draw: Callable[[Sequence[str]], None], stems: Sequence[str]) -> None:
+    """``draw(stems)``, with every other figure drawn in a forked child process on a machine
+    with more than one core: matplotlib draws in one thread, and the figures of a run are
+    independent (a run's plotting time halves on 2 idle cores). If the child fails, its
+    figures are drawn again here, so that an error is raised (and reported) as without it.
+    Only from the main thread, where forking is safe for the parent's state."""
+    can_fork = (
+        hasattr(os, "fork")
+        and len(stems) > 1
+        and (os.cpu_count() or 1) > 1
+        and threading.current_thread() is threading.main_thread()
+        and os.environ.get("CCSIM_PLOT_JOBS") != "1"
+    )
+    if not can_fork:
+        draw(stems)
+        return
+    theirs, mine = list(stems[1::2]), list(stems[0::2])
+    pid = os.fork()
+    if pid == 0:  # the child: draw, and leave without running the parent's exit handlers
+        status = 1
+        try:
+            draw(theirs)
+            status = 0
+        finally:
+            os._exit(status)
+    try:
+        draw(mine)
+    finally:
+        _, wait_status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(wait_status) != 0:
+        draw(theirs)
 
 
 __all__ = ["FIGURES", "NoResultsError", "plot_results"]

@@ -100,6 +100,8 @@ class SweepReport:
     results: pa.Table | None = None
     failures: list[tuple[int, str]] = field(default_factory=list)
     plot: Path | None = None
+    #: Every file of the plot, one per format written.
+    plot_files: list[Path] = field(default_factory=list)
     plot_error: str | None = None
 
     @property
@@ -164,7 +166,7 @@ def sweep(
     if not isinstance(flush_s, (int, float)) or not flush_s >= 0:
         raise SweepError(f"flush_s: expected a number of seconds >= 0, got {flush_s!r}")
     if plot:
-        from ccsim.plots.style import FormatError, parse_formats
+        from ccsim.plots.formats import FormatError, parse_formats
         from ccsim.plots.sweep import check_plot_spec
 
         check_plot_spec(sweep_)
@@ -248,7 +250,8 @@ def _execute(
         from ccsim.plots.sweep import plot_sweep
 
         try:
-            report.plot = plot_sweep(store.out, sweep_.plot, results, plot_formats)[0]
+            report.plot_files = plot_sweep(store.out, sweep_.plot, results, plot_formats, sweep_)
+            report.plot = report.plot_files[0]
         except Exception as exc:  # the results matter more than the picture
             report.plot_error = one_line(f"plotting failed: {exc}")
     return report
@@ -277,6 +280,7 @@ def print_summary(report: SweepReport, console: Console) -> None:
         console.print(errors)
     console.print(f"results in [bold]{report.out / 'results.parquet'}[/bold]")
     if report.plot is not None:
-        others = sorted(report.plot.parent.glob(f"{report.plot.stem}.*"))
-        names = ", ".join(p.suffix[1:] for p in others) or report.plot.suffix[1:]
+        # the formats written now (sweep.json beside them is no plot, and files of an
+        # earlier --format are not this plot)
+        names = ", ".join(p.suffix[1:] for p in report.plot_files or [report.plot])
         console.print(f"plot in [bold]{report.plot.with_suffix('')}[/bold] ({names})")

@@ -69,7 +69,23 @@ def all_series() -> tuple[str, ...]:
 
 SWEEP_KEYS = ("base", "set", "grid", "zip", "repetitions", "series", "plot")
 AXIS_KEYS = ("path", "values", "format", "from", "to", "step", "count")
-PLOT_KEYS = ("x", "y", "lines", "title", "xlabel", "ylabel", "logx", "logy")
+#: Top-level keys of a scenario file, to tell one given to ``ccsim sweep`` from a bad sweep.
+_SCENARIO_KEYS = ("bottleneck", "flows", "udp", "duration", "measure", "links", "trace", "seed")
+
+PLOT_KEYS = (
+    "x",
+    "y",
+    "lines",
+    "title",
+    "xlabel",
+    "ylabel",
+    "logx",
+    "logy",
+    "xtick_labels",
+    "line_labels",
+    "kind",
+    "band",
+)
 
 #: Result columns an axis may not be named after (see :mod:`ccsim.sweeps.store`).
 _RESERVED = """run status repetition seed utilisation jain_index sojourn_mean_ms sojourn_p50_ms
@@ -458,6 +474,14 @@ def load_sweep(source: SweepSource) -> Sweep:
     """Parse, expand and check a sweep; raise :class:`SweepError` for bad input."""
     doc, root, label = load_document(source)
     unknown = sorted(set(doc) - set(SWEEP_KEYS))
+    scenario_keys = sorted(set(doc) & set(_SCENARIO_KEYS))
+    if unknown and "base" not in doc and scenario_keys:
+        shown = label if not label.startswith("<") else "SCENARIO"
+        raise SweepError(
+            f"{label}: a scenario file (it has {scenario_keys[0]} and no base = ...), not a "
+            f"sweep: run it with `ccsim run {shown} -o DIR`; a sweep file names a scenario "
+            'as base = "..." and varies it in [grid]'
+        )
     if unknown:
         raise SweepError(
             f"{unknown[0]}: unknown key in the sweep (expected one of: {', '.join(SWEEP_KEYS)})"

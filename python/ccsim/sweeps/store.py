@@ -755,6 +755,29 @@ def read_series(out: str | os.PathLike[str], table: str) -> pa.Table:
     return found.sort_by("run") if "run" in found.column_names else found
 
 
+def read_series_with_axes(out: str | os.PathLike[str], table: str) -> pa.Table:
+    """One per-run table of every run (as :func:`read_series`), each row with its run's
+    swept values, ``repetition`` and ``seed`` after ``run``: the join every analysis of a
+    sweep starts with, in one call (``ccsim.read_series(DIR, "flow_series")``). The stored
+    part files are not changed: they hold ``run`` only, so that a run's rows are the same
+    whatever sweep produced them. Axes whose values are tables (queue configurations) are
+    JSON text, as in ``results.parquet``."""
+    directory = Path(out)
+    meta = json.loads((directory / MANIFEST).read_text())
+    axes = [axis["name"] for axis in meta.get("axes", [])]
+    series = read_series(directory, table)
+    runs = read_results(directory).select(["run", *axes, "repetition", "seed"])
+    index = {run: i for i, run in enumerate(runs.column("run").to_pylist())}
+    if "run" not in series.column_names:
+        return series
+    rows = pa.array([index[r] for r in series.column("run").to_pylist()], type=pa.int64())
+    picked = runs.take(rows)
+    at = series.column_names.index("run") + 1
+    for offset, name in enumerate([*axes, "repetition", "seed"]):
+        series = series.add_column(at + offset, picked.schema.field(name), picked.column(name))
+    return series
+
+
 def iter_failures(table: pa.Table, limit: int) -> Iterable[tuple[int, str]]:
     failed = table.filter(pc.equal(table.column("status"), "failed"))
     runs = failed.column("run").to_pylist()[:limit]
