@@ -26,9 +26,14 @@ FIG2 = next(p for p in experiment_paths() if p.parent.name == "003" and p.stem =
 def test_list_shows_every_experiment():
     result = run_cli("reproduce", "--list")
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
+    header, *lines = result.stdout.splitlines()
+    assert "checks by kind" in header
     assert any(line.startswith("003:fig2") and "Fig. 2" in line for line in lines)
     assert len(lines) == len(experiment_paths())
+    # papers first, ccsim-only experiments after, each with its checks counted by kind
+    only = [line.endswith("[ccsim-only]") for line in lines]
+    assert only == sorted(only) and any(only)
+    assert any(line.startswith("003:fig2") and "num 2, model 1" in line for line in lines)
 
 
 def test_quick_run_of_003_fig2(tmp_path: Path):
@@ -104,7 +109,11 @@ def _broken(tmp_path: Path, old: str, new: str) -> Path:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ('status = "reproduced"', 'status = "reproduced"\ncolour = "red"', "colour: unknown key"),
+        ('id = "003:fig2"', 'id = "003:fig2"\ncolour = "red"', "colour: unknown key"),
+        ('id = "003:fig2"', 'id = "003:fig2"\nstatus = "reproduced"', "status is computed"),
+        ('kind = "number"', 'kind = "paper"', "kind: expected one of"),
+        ('kind = "number"', "", "kind: expected one of"),
+        ('[[checks]]\nquantity = "utilisation U"', '[[checks]]\nkind = "number"', "kind model"),
         ("tolerance = 0.01\n", "", "tolerance: missing"),
         ('quote = "With', 'qoute = "With', "unknown key"),
         ('"flows[0].cc.beta"', '"flows[0].cc.bta"', "no such key path"),

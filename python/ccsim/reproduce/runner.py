@@ -25,14 +25,14 @@ import pyarrow.compute as pc
 
 from ccsim import __version__, sweep_exec
 from ccsim.plots.figure import Curve, Marker, Panel, draw_figure, split_panels
-from ccsim.reproduce.experiment import MAIN, Experiment, relabel
+from ccsim.reproduce.experiment import MAIN, Experiment, relabel, status_of
 from ccsim.reproduce.metrics import add_metrics
 from ccsim.reproduce.models import MODELS
 from ccsim.reproduce.verdict import Verdict, evaluate
 from ccsim.sweep_store import read_series
 
 RECORD = "experiment.json"
-FORMAT = "ccsim-reproduce/1"
+FORMAT = "ccsim-reproduce/2"  # 2: verdicts carry their kind; status is computed
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,8 @@ def run_experiment(exp: Experiment, out: Path, options: Options) -> dict[str, An
         "format": FORMAT,
         "id": exp.id,
         "title": exp.title,
-        "status": exp.status,
+        "status": status_of(verdicts),
+        "ccsim_only": exp.ccsim_only,
         "source": exp.source,
         "mode": mode(options.quick),
         "ccsim_version": __version__,
@@ -123,6 +124,8 @@ def run_experiment(exp: Experiment, out: Path, options: Options) -> dict[str, An
                 "tolerance": c.tolerance,
                 "unit": c.unit,
                 "why": c.tolerance_why,
+                "kind": c.kind,
+                "bound": c.bound,
             }
             for c in exp.checks
         ],
