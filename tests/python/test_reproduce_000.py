@@ -110,7 +110,10 @@ def _experiment(tmp_path: Path, text: str, name: str = "000:fig3") -> Path:
 
 def test_table_of_values_with_a_minimum_across_an_axis(tmp_path: Path):
     exp = load_experiment(_experiment(tmp_path, "", "000:table1"))
-    lower = next(c for c in exp.checks if c.across == ("g", "min"))
+    lowers = [c for c in exp.checks if c.across == ("g", "min")]
+    # the lower bounds come in groups of RTTs, each with its tolerance: here as one table
+    values = tuple(v for c in lowers for v in c.values)
+    lower = type(lowers[0])(**{**lowers[0].__dict__, "values": values})
     check = type(lower)(**{**lower.__dict__, "metric": "share"})
     verdicts = judge_rows(check, _rows())
     # rows of the paper's table that the sweep did not run (50 ms, ...) are left out
