@@ -46,19 +46,24 @@ def test_quick_run_of_003_fig2(tmp_path: Path):
         assert (exp / name).stat().st_size > 10_000
     assert (exp / "quick" / "results.parquet").exists()
 
-    report = (out / "report.md").read_text()
-    rows = [line for line in report.splitlines() if re.search(r"\| (✅|❌) \|", line)]
+    summary = (out / "report.md").read_text()
+    assert "report-003.md" in summary and "paper numbers" in summary
+    report = (out / "report-003.md").read_text()
+    rows = [line for line in report.splitlines() if re.search(r"\| (pass|\*\*FAIL\*\*) \|", line)]
     # every quick grid point against Eq. (5)/(6), plus the two numbers the text quotes
     assert len(rows) == 4 * 3 + 2
     assert any("ψ at b = 0, β = 0.5" in row and "| 0.75 of C |" in row for row in rows)
+    assert sum("| model |" in row for row in rows) == 4 * 3
     assert "Choices where the paper is silent" in report
     for row in rows:  # a miss always says why
         cells = [c.strip() for c in row.strip("|").split("|")]
-        assert cells[5] == PASS or cells[6]
+        assert cells[7] == "pass" or cells[8]
 
     index = (out / "index.html").read_text()
-    assert '<img src="003_fig2/figure.png"' in index
-    assert "<script" not in index
+    assert 'href="paper-003.html"' in index and "<script" not in index
+    page = (out / "paper-003.html").read_text()
+    assert '<img src="003_fig2/figure.png"' in page
+    assert "<script" not in page
 
     # the record holds ccsim's values as simulated, next to the paper's
     record = json.loads((exp / "experiment.json").read_text())
@@ -68,7 +73,7 @@ def test_quick_run_of_003_fig2(tmp_path: Path):
     # running again resumes from the store (no run repeated) and keeps the report whole
     again = run_cli("reproduce", "003", "--quick", "-o", out)
     assert again.returncode == 0, again.stderr
-    assert (out / "report.md").read_text().count("## 003:fig2") == 1
+    assert (out / "report-003.md").read_text().count("## 003:fig2") == 1
 
 
 @pytest.mark.parametrize("name", ["003:fig99", "9"])

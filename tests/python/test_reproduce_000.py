@@ -15,7 +15,7 @@ import pytest
 from ccsim.plots.figure import Panel, check_plot, draw_figure, split_panels
 from ccsim.reproduce.experiment import ExperimentError, experiment_paths, load_experiment
 from ccsim.reproduce.metrics import MetricError, add_metrics, evaluate, parse
-from ccsim.reproduce.report import markdown
+from ccsim.reproduce.report import markdown_pages
 from ccsim.reproduce.verdict import FAIL, PASS, UNJUDGED, Verdict
 from ccsim.reproduce.verdict import evaluate as judge_rows
 from helpers import run_cli
@@ -146,14 +146,18 @@ def test_results_have_no_verdict_and_are_counted_apart(tmp_path: Path):
         "runs": 1,
         "failed_runs": 0,
         "ccsim_version": "0",
-        "source": {"section": "IV", "figure": "none", "caption": "c"},
+        "source": {"section": "IV", "figure": "Fig. 9", "caption": "c"},
         "verdicts": [v.as_dict() for v in rows]
-        + [Verdict("q", "%", 1.0, 1.5, 1.0, "here").as_dict()],
+        + [Verdict("q", "%", 1.0, 1.5, 1.0, "here", kind="number").as_dict()],
         "_dir": "000_x",
     }
-    text = markdown(tmp_path, [record])
-    assert "1 / 1 (+2 results without a paper number)" in text
-    assert re.search(r"\| — \| 10\.5 % \| — \| — \| — \|", text)
+    pages = markdown_pages([record])
+    summary = pages["report.md"]
+    # the paper number counted under its kind, the results apart (and folded away)
+    assert "| 000 | 1 | 1 pass / 0 FAIL | — |" in summary and "| 2 |" in summary
+    detail = pages["report-000.md"]
+    assert "<details><summary>2 results without a paper number</summary>" in detail
+    assert re.search(r"\| [^|]* \| 10\.5 % \| [^|]* \|", detail)
 
 
 def test_shared_sweep_is_the_owners(tmp_path: Path):
