@@ -109,6 +109,7 @@ CHECK_KEYS = (
     "reasons",
     "bound",
     "when",
+    "drawn_on",
 )
 #: A result ccsim reports where the paper quotes no number: a check without the paper's
 #: side (no value, model or tolerance), shown without a verdict.
@@ -184,6 +185,9 @@ class Check:
     when: tuple[str, float | None, float | None] | None = None
     #: :data:`KINDS`: what the comparison is (None for a result without a verdict)
     kind: str | None = None
+    #: a plot column (x or y of some panel) the paper's number is a level of: the figure
+    #: draws it as a line there (a number whose metric is a panel's y is a star instead)
+    drawn_on: str | None = None
 
     @property
     def judged(self) -> bool:
@@ -546,6 +550,16 @@ def load_experiment(path: Path) -> Experiment:
     )
     if not checks and not results:
         raise w.error("checks", "an experiment reports at least one [[checks]] or [[results]] row")
+    for i, c in enumerate(checks):
+        if c.drawn_on is None:
+            continue
+        if c.kind != "number":
+            raise w.error(f"checks[{i}].drawn_on", "only a number the paper states is drawn")
+        on = [p for p in exp.plots if p.get("sweep", MAIN) == c.sweep]
+        if not any(c.drawn_on in (p.get("x"), p.get("y")) for p in on):
+            raise w.error(
+                f"checks[{i}].drawn_on", f"{c.drawn_on!r} is no panel's x or y (of its sweep)"
+            )
     return replace(exp, checks=checks, results=results)
 
 
@@ -820,6 +834,7 @@ def _check(
         bound=bound,
         when=when,
         kind=kind,
+        drawn_on=w.text(c, "drawn_on", key, required=False),
     )
 
 

@@ -183,8 +183,27 @@ def _panel(
         for m in spec.get("models", [])
     ]
     markers = []
+    refs = list(spec.get("refs", []))
+    drawn = {(a, float(r[a])) for r in refs for a in ("x", "y") if a in r}
     for check in exp.checks:
-        if check.sweep != name or check.metric != spec.get("y"):
+        # the paper's own numbers only: a claim's pivot or ccsim's threshold is no quote
+        if check.sweep != name or check.kind != "number":
+            continue
+        if check.drawn_on is not None:  # a level (or a time) on one of the panel's axes
+            axis = "y" if spec.get("y") == check.drawn_on else "x"
+            if check.drawn_on != spec.get(axis):
+                continue
+            quoted = check.values or (({}, check.value),)
+            for point, value in quoted:
+                if value is None or (axis, value) in drawn:
+                    continue
+                if not _compatible(spec.get("where", {}), {**check.where, **point}):
+                    continue
+                drawn.add((axis, value))
+                unit = f" {check.unit}" if check.unit else ""
+                refs.append({axis: value, "label": f"paper: {value:g}{unit}"})
+            continue
+        if check.metric != spec.get("y"):
             continue
         at = check.at or check.where
         # a star needs a number on x (a category axis, such as a case label, has none)
@@ -193,7 +212,19 @@ def _panel(
         for point, value in check.values:  # a table of the paper's: one star per row
             if _numeric(point.get(spec["x"])):
                 markers.append(Marker(float(point[spec["x"]]), value, f"{value:g}"))
+    if refs != list(spec.get("refs", [])):
+        spec = {**spec, "refs": refs}
     return Panel(spec, rows, curves, markers)
+
+
+def _compatible(panel_where: dict[str, Any], point: dict[str, Any]) -> bool:
+    """The check's selection can be among the panel's rows: every axis both name has a
+    value in common (a list is any of its values)."""
+
+    def values(v: Any) -> list[Any]:
+        return [str(x) for x in v] if isinstance(v, list) else [str(v)]
+
+    return all(set(values(v)) & set(values(point[k])) for k, v in panel_where.items() if k in point)
 
 
 def _numeric(value: Any) -> bool:
