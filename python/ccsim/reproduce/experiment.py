@@ -201,7 +201,7 @@ class Check:
         if not self.judged:
             return self.source.get("note", "")
         if self.kind == "ccsim-only":  # a goal of ccsim's, not a quote of a paper
-            where = f'{self.source["section"]}, {self.source["figure"]}'
+            where = f"{self.source['section']}, {self.source['figure']}"
             return f'ccsim\'s own goal ({where}): "{self.source["quote"]}"'
         return f'§{self.source["section"]}, {self.source["figure"]}: "{self.source["quote"]}"'
 
