@@ -165,6 +165,13 @@ def _target(v: Verdict) -> str:
     return f"{relation}{_number(v.paper)}{_unit(v)}"
 
 
+def _judged_against(v: Verdict) -> str:
+    """The target with its band, for the list of misses: ``1.15 ±0.15``, ``≥ 0 pp``."""
+    if v.bound is not None or not v.tolerance or v.paper is None:
+        return _target(v)
+    return f"{_number(v.paper)} ±{v.tolerance:g}{_unit(v)}"
+
+
 def _paper(v: Verdict) -> str:
     """The paper column: only what the paper states (its numbers and claims)."""
     return _target(v) if _kind(v) in PAPER_KINDS else "—"
@@ -220,8 +227,14 @@ def _tally(p: int, n: int) -> str:
     return f"{p} pass / {n - p} FAIL" if n else "—"
 
 
-def _kind_cells(c: dict[str, tuple[int, int]]) -> list[str]:
-    return [_tally(*c.get(k, (0, 0))) for k in KINDS]
+def _kind_cells(c: dict[str, tuple[int, int]], kinds: Iterable[str] = KINDS) -> list[str]:
+    return [_tally(*c.get(k, (0, 0))) for k in kinds]
+
+
+def kinds_present(recs: Iterable[dict[str, Any]]) -> list[str]:
+    """The kinds some check of these experiments has, in :data:`KINDS` order."""
+    found = counts(_all_verdicts(recs))
+    return [k for k in KINDS if k in found]
 
 
 # --------------------------------------------------------------------------- markdown
@@ -294,7 +307,9 @@ def _misses(recs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Verdict]]:
 
 
 def _experiment_rows(recs: list[dict[str, Any]], link: Callable[[dict[str, Any]], str]):
-    header = ["experiment", "title", "status", *(KIND_TITLES[k] for k in KINDS), "results"]
+    """One row per experiment, a column per kind its paper's checks have."""
+    kinds = kinds_present(recs)
+    header = ["experiment", "title", "status", *(KIND_TITLES[k] for k in kinds), "results"]
     rows = []
     for r in recs:
         verdicts = verdicts_of(r)
@@ -303,7 +318,7 @@ def _experiment_rows(recs: list[dict[str, Any]], link: Callable[[dict[str, Any]]
                 link(r),
                 r["title"],
                 r["status"],
-                *_kind_cells(counts(verdicts)),
+                *_kind_cells(counts(verdicts), kinds),
                 str(results_count(verdicts)),
             ]
         )
@@ -333,7 +348,7 @@ def markdown_pages(recs: list[dict[str, Any]]) -> dict[str, str]:
         for r, v in misses:
             lines.append(
                 f"- [{r['id']}]({page}#{r['_dir']}) ({_kind(v)}) {_md(v.quantity)}: "
-                f"{_target(v)} against {_number(v.ccsim)}. {_md(short(v.reason or ''))}"
+                f"{_judged_against(v)} against {_number(v.ccsim)}. {_md(short(v.reason or ''))}"
             )
         lines.append("")
     pages = {REPORT_MD: "\n".join(lines).rstrip() + "\n"}
@@ -512,7 +527,7 @@ def html_pages(recs: list[dict[str, Any]]) -> dict[str, str]:
                     f'<a href="{page}#{e(r["_dir"])}">{e(r["id"])}</a>',
                     e(r["title"]),
                     e(r["status"]),
-                    *(_tally_html(*c.get(k, (0, 0))) for k in KINDS),
+                    *(_tally_html(*c.get(k, (0, 0))) for k in kinds_present(members)),
                     e(row[-1]),
                 ]
             )
@@ -524,7 +539,7 @@ def html_pages(recs: list[dict[str, Any]]) -> dict[str, str]:
                 parts.append(
                     f'<li><a href="{page}#{e(r["_dir"])}">{e(r["id"])}</a> '
                     f'<span class="kind">{e(_kind(v) or "")}</span> {e(v.quantity)}: '
-                    f"{e(_target(v))} against {e(_number(v.ccsim))}. "
+                    f"{e(_judged_against(v))} against {e(_number(v.ccsim))}. "
                     f"{e(short(v.reason or ''))}</li>"
                 )
             parts.append("</ul>")
