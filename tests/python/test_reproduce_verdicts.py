@@ -206,3 +206,31 @@ def test_no_check_in_a_paper_experiment_is_typed_as_ccsim_only():
     for e in EXPERIMENTS:
         if not e.ccsim_only:
             assert all(c.kind != "ccsim-only" for c in e.checks), e.id
+
+
+def test_every_number_drawn_on_an_axis_finds_a_panel():
+    """A paper number given ``drawn_on`` is drawn as a line on some panel whose
+    selection it can be among (else the annotation draws nothing)."""
+    from ccsim.reproduce.experiment import MAIN
+    from ccsim.reproduce.runner import _compatible
+
+    drawn = 0
+    for e in EXPERIMENTS:
+        for c in e.checks:
+            if c.drawn_on is None:
+                continue
+            points = [p for p, _ in c.values] or [{}]
+            panels = [
+                p
+                for p in e.plots
+                if p.get("sweep", MAIN) == c.sweep and c.drawn_on in (p.get("x"), p.get("y"))
+            ]
+            assert any(
+                _compatible(p.get("where", {}), {**c.where, **point})
+                for p in panels
+                for point in points
+            ), f"{e.id}: {c.quantity} is drawn on no panel"
+            drawn += 1
+    assert drawn >= 20
+    assert _compatible({"aqm": ["PIE", "CoDel"]}, {"aqm": "PIE", "rtt_ms": 90})
+    assert not _compatible({"aqm": "CoDel"}, {"aqm": ["PIE", "PIE (ns-2 pie.cc)"]})

@@ -210,8 +210,9 @@ def _panel(
         if check.value is not None and _numeric(at.get(spec["x"])):
             markers.append(Marker(float(at[spec["x"]]), check.value, f"{check.value:g}"))
         for point, value in check.values:  # a table of the paper's: one star per row
-            if _numeric(point.get(spec["x"])):
-                markers.append(Marker(float(point[spec["x"]]), value, f"{value:g}"))
+            x = point.get(spec["x"], at.get(spec["x"]))  # x fixed by where, rows by per
+            if _numeric(x) and _compatible(spec.get("where", {}), {**check.where, **point}):
+                markers.append(Marker(float(x), value, f"{value:g}"))
     if refs != list(spec.get("refs", [])):
         spec = {**spec, "refs": refs}
     return Panel(spec, rows, curves, markers)
