@@ -306,6 +306,31 @@ def _misses(recs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Verdict]]:
     return sorted(out, key=lambda rv: rank.get(_kind(rv[1]) or "", 99))
 
 
+#: A line of the summary's list of misses names at most this many checks of a group.
+SHOWN_PER_MISS = 2
+
+
+def miss_lines(recs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str, str, str]]:
+    """The misses for the summary, one line per experiment, kind and reason (checks that
+    miss for the same reason share a line): (record, kind, what missed, short reason)."""
+    groups: dict[tuple[str, str, str], list[Verdict]] = {}
+    owner: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r, v in _misses(recs):
+        key = (r["id"], _kind(v) or "", v.reason or "")
+        groups.setdefault(key, []).append(v)
+        owner[key] = r
+    lines = []
+    for key, verdicts in groups.items():
+        shown = "; ".join(
+            f"{v.quantity}: {_judged_against(v)} against {_number(v.ccsim)}"
+            for v in verdicts[:SHOWN_PER_MISS]
+        )
+        if len(verdicts) > SHOWN_PER_MISS:
+            shown += f"; and {len(verdicts) - SHOWN_PER_MISS} more"
+        lines.append((owner[key], key[1], shown, short(key[2])))
+    return lines
+
+
 def _experiment_rows(recs: list[dict[str, Any]], link: Callable[[dict[str, Any]], str]):
     """One row per experiment, a column per kind its paper's checks have."""
     kinds = kinds_present(recs)
@@ -345,11 +370,8 @@ def markdown_pages(recs: list[dict[str, Any]]) -> dict[str, str]:
         lines += _md_table(header, rows)
         misses = _misses(members)
         lines += ["", f"FAIL ({len(misses)}):" if misses else "No check fails.", ""]
-        for r, v in misses:
-            lines.append(
-                f"- [{r['id']}]({page}#{r['_dir']}) ({_kind(v)}) {_md(v.quantity)}: "
-                f"{_judged_against(v)} against {_number(v.ccsim)}. {_md(short(v.reason or ''))}"
-            )
+        for r, kind, what, why in miss_lines(members):
+            lines.append(f"- [{r['id']}]({page}#{r['_dir']}) ({kind}) {_md(what)}. {_md(why)}")
         lines.append("")
     pages = {REPORT_MD: "\n".join(lines).rstrip() + "\n"}
     for g, members in groups.items():
@@ -535,12 +557,10 @@ def html_pages(recs: list[dict[str, Any]]) -> dict[str, str]:
         misses = _misses(members)
         if misses:
             parts.append(f'<p>FAIL ({len(misses)}):</p><ul class="misses">')
-            for r, v in misses:
+            for r, kind, what, why in miss_lines(members):
                 parts.append(
                     f'<li><a href="{page}#{e(r["_dir"])}">{e(r["id"])}</a> '
-                    f'<span class="kind">{e(_kind(v) or "")}</span> {e(v.quantity)}: '
-                    f"{e(_judged_against(v))} against {e(_number(v.ccsim))}. "
-                    f"{e(short(v.reason or ''))}</li>"
+                    f'<span class="kind">{e(kind)}</span> {e(what)}. {e(why)}</li>'
                 )
             parts.append("</ul>")
         else:
