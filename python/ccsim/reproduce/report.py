@@ -217,10 +217,16 @@ def verdict_word(v: Verdict) -> str:
 def short(text: str, limit: int = SHORT_REASON) -> str:
     """The first sentence of a reason (at most ``limit`` characters), for one line."""
     text = " ".join(text.split())
-    first = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text, maxsplit=1)[0]
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z\"'])", text, maxsplit=1)[0]
     if len(first) > limit:
         first = first[: limit - 1].rstrip() + "…"
     return first
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` on one line, cut at ``limit`` characters (a citation: no sentences)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _tally(p: int, n: int) -> str:
@@ -452,7 +458,7 @@ def _md_row(v: Verdict) -> list[str]:
         _tolerance(v),
         f"**{word}**" if word == FAIL_WORD else word,
         short(v.reason or ""),
-        short(v.source, 80),
+        clipped(v.source, 80),
     ]
 
 
@@ -639,12 +645,11 @@ def _html_folded_list(title: str, items: list[str]) -> str:
     )
 
 
-def _folded(text: str, limit: int = SHORT_REASON) -> str:
-    """One line, the full text behind a fold when it is longer."""
+def _folded(text: str, first: str) -> str:
+    """``first`` (one line), the full ``text`` behind a fold when it is longer."""
     e = html.escape
     if not text:
         return ""
-    first = short(text, limit)
     if first == " ".join(text.split()):
         return e(text)
     return f'<details class="reason"><summary>{e(first)}</summary>{e(text)}</details>'
@@ -661,8 +666,8 @@ def _html_row(v: Verdict) -> list[str]:
         e(_difference(v)),
         e(_tolerance(v)),
         _word_html(v),
-        _folded(v.reason or ""),
-        _folded(v.source, 80),
+        _folded(v.reason or "", short(v.reason or "")),
+        _folded(v.source, clipped(v.source, 80)),
     ]
 
 

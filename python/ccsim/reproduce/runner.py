@@ -207,11 +207,16 @@ def _panel(
             continue
         at = check.at or check.where
         # a star needs a number on x (a category axis, such as a case label, has none)
-        if check.value is not None and _numeric(at.get(spec["x"])):
+        where = spec.get("where", {})
+        if (
+            check.value is not None
+            and _numeric(at.get(spec["x"]))
+            and _compatible(where, check.where)
+        ):
             markers.append(Marker(float(at[spec["x"]]), check.value, f"{check.value:g}"))
         for point, value in check.values:  # a table of the paper's: one star per row
             x = point.get(spec["x"], at.get(spec["x"]))  # x fixed by where, rows by per
-            if _numeric(x) and _compatible(spec.get("where", {}), {**check.where, **point}):
+            if _numeric(x) and _compatible(where, {**check.where, **point}):
                 markers.append(Marker(float(x), value, f"{value:g}"))
     if refs != list(spec.get("refs", [])):
         spec = {**spec, "refs": refs}
