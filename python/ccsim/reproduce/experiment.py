@@ -2,8 +2,9 @@
 
 ``ccsim/experiments/<paper>/<figure>.toml`` holds what to run (a sweep, in the sweep
 file's keys, and its ``quick`` overrides), how to draw it (``[[plots]]``, one panel each)
-and the numbers the paper quotes (``[[checks]]``, each with its tolerance and where the
-paper says it), plus the ``[[choices]]`` made where the paper is silent. Nothing here runs
+and what the paper states (``[[checks]]``, each with its kind, its tolerance and where the
+paper says it: :data:`KINDS`), plus the ``[[choices]]`` made where the paper is silent. The
+status is not written: it is computed from a run's verdicts (:func:`status_of`). Nothing here runs
 a simulation: this module parses and validates, the runner runs.
 
 A malformed file is a developer error; :func:`load_experiment` rejects it with one line
