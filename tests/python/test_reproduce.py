@@ -26,9 +26,14 @@ FIG2 = next(p for p in experiment_paths() if p.parent.name == "003" and p.stem =
 def test_list_shows_every_experiment():
     result = run_cli("reproduce", "--list")
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
+    header, *lines = result.stdout.splitlines()
+    assert "checks by kind" in header
     assert any(line.startswith("003:fig2") and "Fig. 2" in line for line in lines)
     assert len(lines) == len(experiment_paths())
+    # papers first, ccsim-only experiments after, each with its checks counted by kind
+    only = [line.endswith("[ccsim-only]") for line in lines]
+    assert only == sorted(only) and any(only)
+    assert any(line.startswith("003:fig2") and "num 2, model 1" in line for line in lines)
 
 
 def test_quick_run_of_003_fig2(tmp_path: Path):
@@ -41,19 +46,24 @@ def test_quick_run_of_003_fig2(tmp_path: Path):
         assert (exp / name).stat().st_size > 10_000
     assert (exp / "quick" / "results.parquet").exists()
 
-    report = (out / "report.md").read_text()
-    rows = [line for line in report.splitlines() if re.search(r"\| (✅|❌) \|", line)]
+    summary = (out / "report.md").read_text()
+    assert "report-003.md" in summary and "paper numbers" in summary
+    report = (out / "report-003.md").read_text()
+    rows = [line for line in report.splitlines() if re.search(r"\| (pass|\*\*FAIL\*\*) \|", line)]
     # every quick grid point against Eq. (5)/(6), plus the two numbers the text quotes
     assert len(rows) == 4 * 3 + 2
     assert any("ψ at b = 0, β = 0.5" in row and "| 0.75 of C |" in row for row in rows)
+    assert sum("| model |" in row for row in rows) == 4 * 3
     assert "Choices where the paper is silent" in report
     for row in rows:  # a miss always says why
         cells = [c.strip() for c in row.strip("|").split("|")]
-        assert cells[5] == PASS or cells[6]
+        assert cells[7] == "pass" or cells[8]
 
     index = (out / "index.html").read_text()
-    assert '<img src="003_fig2/figure.png"' in index
-    assert "<script" not in index
+    assert 'href="paper-003.html"' in index and "<script" not in index
+    page = (out / "paper-003.html").read_text()
+    assert '<img src="003_fig2/figure.png"' in page
+    assert "<script" not in page
 
     # the record holds ccsim's values as simulated, next to the paper's
     record = json.loads((exp / "experiment.json").read_text())
@@ -63,7 +73,7 @@ def test_quick_run_of_003_fig2(tmp_path: Path):
     # running again resumes from the store (no run repeated) and keeps the report whole
     again = run_cli("reproduce", "003", "--quick", "-o", out)
     assert again.returncode == 0, again.stderr
-    assert (out / "report.md").read_text().count("## 003:fig2") == 1
+    assert (out / "report-003.md").read_text().count("## 003:fig2") == 1
 
 
 @pytest.mark.parametrize("name", ["003:fig99", "9"])
@@ -104,7 +114,11 @@ def _broken(tmp_path: Path, old: str, new: str) -> Path:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ('status = "reproduced"', 'status = "reproduced"\ncolour = "red"', "colour: unknown key"),
+        ('id = "003:fig2"', 'id = "003:fig2"\ncolour = "red"', "colour: unknown key"),
+        ('id = "003:fig2"', 'id = "003:fig2"\nstatus = "reproduced"', "status is computed"),
+        ('kind = "number"', 'kind = "paper"', "kind: expected one of"),
+        ('kind = "number"', "", "kind: expected one of"),
+        ('[[checks]]\nquantity = "utilisation U"', '[[checks]]\nkind = "number"', "kind model"),
         ("tolerance = 0.01\n", "", "tolerance: missing"),
         ('quote = "With', 'qoute = "With', "unknown key"),
         ('"flows[0].cc.beta"', '"flows[0].cc.bta"', "no such key path"),

@@ -101,7 +101,6 @@ def _labelled_experiment(tmp_path: Path, labels: object) -> Path:
     path.write_text(
         f"""id = "999:fig1"
 title = "t"
-status = "draft"
 [source]
 section = "s"
 figure = "f"

@@ -6,5 +6,6 @@
 - :mod:`~ccsim.reproduce.verdict`: the one comparison of quoted numbers with results.
 - :mod:`~ccsim.reproduce.runner`: run an experiment's sweeps (the sweep layer), draw its
   figure, judge its checks.
-- :mod:`~ccsim.reproduce.report`: ``report.md`` and ``index.html`` of an output directory.
+- :mod:`~ccsim.reproduce.report`: the summary (``index.html``, ``report.md``) and one page
+  per paper of an output directory, every check counted by kind.
 """

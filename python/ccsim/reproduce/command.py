@@ -31,11 +31,37 @@ class ReproduceInputError(ValueError):
     """A command line that cannot be run: one line, exit status 2."""
 
 
+#: ``--list``'s abbreviations of the check kinds (experiment.KINDS), in that order.
+KIND_ABBREVIATIONS = {
+    "number": "num",
+    "claim": "claim",
+    "threshold": "thr",
+    "model": "model",
+    "setup": "setup",
+    "ccsim-only": "ccsim",
+}
+
+
+def kind_summary(counts: dict[str, int]) -> str:
+    """``num 3, claim 1``: the checks an experiment states, by kind (results apart)."""
+    return ", ".join(f"{KIND_ABBREVIATIONS[k]} {n}" for k, n in counts.items()) or "results only"
+
+
 def list_lines(experiments: Sequence[Experiment]) -> list[str]:
+    """One line per experiment: its checks by kind; papers first, ccsim-only after. The
+    status (reproduced, partial, draft) is computed from a run's verdicts, so the list
+    (which runs nothing) does not show it."""
+    ordered = sorted(experiments, key=lambda e: e.ccsim_only)  # stable: ids stay sorted
     width = max((len(e.id) for e in experiments), default=0)
-    return [
-        f"{e.id:<{width}}  {e.status:<10}  {e.source['figure']}: {e.title}" for e in experiments
-    ]
+    kinds = {e.id: kind_summary(e.kind_counts()) for e in experiments}
+    kwidth = max((len(k) for k in kinds.values()), default=0)
+    lines = [f"{'experiment':<{width}}  {'checks by kind':<{kwidth}}  figure: title"]
+    for e in ordered:
+        tag = " [ccsim-only]" if e.ccsim_only else ""
+        lines.append(
+            f"{e.id:<{width}}  {kinds[e.id]:<{kwidth}}  {e.source['figure']}: {e.title}{tag}"
+        )
+    return lines
 
 
 def choose(

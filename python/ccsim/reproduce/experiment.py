@@ -2,8 +2,9 @@
 
 ``ccsim/experiments/<paper>/<figure>.toml`` holds what to run (a sweep, in the sweep
 file's keys, and its ``quick`` overrides), how to draw it (``[[plots]]``, one panel each)
-and the numbers the paper quotes (``[[checks]]``, each with its tolerance and where the
-paper says it), plus the ``[[choices]]`` made where the paper is silent. Nothing here runs
+and what the paper states (``[[checks]]``, each with its kind, its tolerance and where the
+paper says it: :data:`KINDS`), plus the ``[[choices]]`` made where the paper is silent. The
+status is not written: it is computed from a run's verdicts (:func:`status_of`). Nothing here runs
 a simulation: this module parses and validates, the runner runs.
 
 A malformed file is a developer error; :func:`load_experiment` rejects it with one line
@@ -44,14 +45,36 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-#: How far an experiment has come: ``draft`` (runs, not yet checked against the paper),
-#: ``partial`` (some quoted numbers missed for reasons given), ``reproduced``.
+#: How far an experiment has come, computed from its verdicts (:func:`status_of`), never
+#: typed in its file: ``draft`` (no check judged), ``partial`` (some judged check missed),
+#: ``reproduced`` (every judged check passed).
 STATUSES = ("draft", "partial", "reproduced")
+#: What a check compares, each counted apart in the report:
+#:
+#: - ``number``: a value the paper states (the text or its table), within a tolerance
+#:   set by what the paper's figure or rounding can resolve;
+#: - ``claim``: a direction, ordering or trend the paper states ("PIE better than
+#:   CoDel", "a gain", "DCTCP gets more"), checked against its natural pivot (a sign, a
+#:   ratio of 1, the other curve, a bound the paper itself states);
+#: - ``threshold``: ccsim's reading of vague words ("a small fraction" as below 50 %):
+#:   the number is ccsim's, shown as ccsim's reading, never in the paper column;
+#: - ``model``: the paper's analytic model evaluated on ccsim's own measurements (the
+#:   paper's method, not its numbers); derived from ``model`` (not written);
+#: - ``setup``: confirms the configuration (a constant-rate source sends at its rate), not
+#:   a verdict on the algorithm;
+#: - ``ccsim-only``: a goal of ccsim's own in an experiment that reproduces no figure of a
+#:   paper (``source.figure = "none ..."``: ``000:dalbe``, ``000:aqm``, ``extra:*``);
+#:   derived, kept out of the papers' totals.
+KINDS = ("number", "claim", "threshold", "model", "setup", "ccsim-only")
+#: The kinds an experiment file writes (``model`` and ``ccsim-only`` are derived).
+WRITTEN_KINDS = ("number", "claim", "threshold", "setup")
+#: The kinds the report's headline counts: what the papers state.
+PAPER_KINDS = ("number", "claim")
 STATISTICS = ("mean", "median", "min", "max")
 #: The name of the sweep given as ``[sweep]`` (several: ``[sweeps.<name>]``).
 MAIN = "main"
 
-EXPERIMENT_KEYS = ("id", "title", "status", "source", "choices", "sweep", "sweeps", "quick")
+EXPERIMENT_KEYS = ("id", "title", "source", "choices", "sweep", "sweeps", "quick")
 EXPERIMENT_KEYS += ("plots", "figure", "checks", "results", "metrics")
 SOURCE_KEYS = ("paper", "section", "figure", "caption")
 CHOICE_KEYS = ("what", "value", "why")
@@ -59,6 +82,7 @@ FIGURE_KEYS = ("columns", "size")
 #: A sweep inside an experiment: the sweep file's keys; drawing is ``[[plots]]``'s job.
 EXPERIMENT_SWEEP_KEYS = tuple(k for k in SWEEP_KEYS if k != "plot")
 CHECK_KEYS = (
+    "kind",
     "quantity",
     "row_label",
     "unit",
@@ -80,6 +104,7 @@ CHECK_KEYS = (
     "reasons",
     "bound",
     "when",
+    "drawn_on",
 )
 #: A result ccsim reports where the paper quotes no number: a check without the paper's
 #: side (no value, model or tolerance), shown without a verdict.
@@ -153,6 +178,11 @@ class Check:
     bound: str | None = None
     #: (metric, min, max): only the runs whose value of the metric lies in [min, max]
     when: tuple[str, float | None, float | None] | None = None
+    #: :data:`KINDS`: what the comparison is (None for a result without a verdict)
+    kind: str | None = None
+    #: a plot column (x or y of some panel) the paper's number is a level of: the figure
+    #: draws it as a line there (a number whose metric is a panel's y is a star instead)
+    drawn_on: str | None = None
 
     @property
     def judged(self) -> bool:
@@ -165,6 +195,9 @@ class Check:
         note."""
         if not self.judged:
             return self.source.get("note", "")
+        if self.kind == "ccsim-only":  # a goal of ccsim's, not a quote of a paper
+            where = f"{self.source['section']}, {self.source['figure']}"
+            return f'ccsim\'s own goal ({where}): "{self.source["quote"]}"'
         return f'§{self.source["section"]}, {self.source["figure"]}: "{self.source["quote"]}"'
 
 
@@ -172,7 +205,6 @@ class Check:
 class Experiment:
     id: str
     title: str
-    status: str
     source: dict[str, str]
     choices: tuple[Choice, ...]
     sweeps: dict[str, dict[str, Any]]
@@ -194,6 +226,20 @@ class Experiment:
     @property
     def paper(self) -> str:
         return self.id.split(":")[0]
+
+    @property
+    def ccsim_only(self) -> bool:
+        """It reproduces no figure or table of a paper (``source.figure = "none ..."``):
+        its checks are ccsim's own goals, kept out of the papers' totals."""
+        return is_ccsim_only(self.source)
+
+    def kind_counts(self) -> dict[str, int]:
+        """How many checks of each kind the file states (a check with ``per`` or
+        ``values`` gives several rows when run; this counts definitions)."""
+        counts = dict.fromkeys(KINDS, 0)
+        for c in self.checks:
+            counts[c.kind or "number"] += 1
+        return {k: n for k, n in counts.items() if n}
 
     @property
     def name(self) -> str:
@@ -287,6 +333,21 @@ class Experiment:
                 for d in sweep.dimensions
             ]
         return sweep
+
+
+def is_ccsim_only(source: Mapping[str, Any]) -> bool:
+    """The rule for ccsim-only experiments: the file names no figure of the paper."""
+    return str(source.get("figure", "")).startswith("none")
+
+
+def status_of(verdicts: list[Any]) -> str:
+    """The rule: ``draft`` when no check is judged (results only), ``reproduced`` when
+    every judged check passed, else ``partial``. Every kind counts: a set-up check that
+    fails means the experiment does not run what it says."""
+    judged = [v for v in verdicts if v.judged]
+    if not judged:
+        return "draft"
+    return "reproduced" if all(v.ok for v in judged) else "partial"
 
 
 def _labelled(axis: Axis, labels: Mapping[str, Mapping[str, str]]) -> Axis:
@@ -423,12 +484,16 @@ def load_experiment(path: Path) -> Experiment:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ExperimentError(f"{path}: {exc}") from exc
+    if "status" in doc:
+        raise w.error(
+            "status",
+            "an experiment's status is computed from its verdicts (draft, partial, "
+            "reproduced), never written: remove the key",
+        )
     w.table(doc, "experiment", EXPERIMENT_KEYS)
     expected_id = f"{path.parent.name}:{path.stem}"
     if doc.get("id") != expected_id:
         raise w.error("id", f"expected {expected_id!r} (<paper directory>:<file name>)")
-    if doc.get("status") not in STATUSES:
-        raise w.error("status", f"expected one of {', '.join(STATUSES)}")
     source = w.table(doc.get("source"), "source", SOURCE_KEYS)
     for key in ("section", "figure", "caption"):
         w.text(source, key, "source")
@@ -445,7 +510,6 @@ def load_experiment(path: Path) -> Experiment:
     exp = Experiment(
         id=expected_id,
         title=w.text(doc, "title", ""),
-        status=doc["status"],
         source=source,
         choices=choices,
         sweeps=sweeps,
@@ -475,7 +539,7 @@ def load_experiment(path: Path) -> Experiment:
         for m, model in enumerate(plot.get("models", [])):
             _check_args(w, f"plots[{i}].models[{m}]", model.get("model"), model.get("args", {}))
     checks = tuple(
-        _check(w, f"checks[{i}]", c, expanded, set(metrics))
+        _check(w, f"checks[{i}]", c, expanded, set(metrics), ccsim_only=exp.ccsim_only)
         for i, c in enumerate(w.tables(doc.get("checks", []), "checks"))
     )
     results = tuple(
@@ -484,6 +548,16 @@ def load_experiment(path: Path) -> Experiment:
     )
     if not checks and not results:
         raise w.error("checks", "an experiment reports at least one [[checks]] or [[results]] row")
+    for i, c in enumerate(checks):
+        if c.drawn_on is None:
+            continue
+        if c.kind != "number":
+            raise w.error(f"checks[{i}].drawn_on", "only a number the paper states is drawn")
+        on = [p for p in exp.plots if p.get("sweep", MAIN) == c.sweep]
+        if not any(c.drawn_on in (p.get("x"), p.get("y")) for p in on):
+            raise w.error(
+                f"checks[{i}].drawn_on", f"{c.drawn_on!r} is no panel's x or y (of its sweep)"
+            )
     return replace(exp, checks=checks, results=results)
 
 
@@ -615,6 +689,7 @@ def _check(
     expanded: dict[tuple[str, bool], Sweep],
     metrics: set[str],
     result: bool = False,
+    ccsim_only: bool = False,
 ) -> Check:
     """A ``[[checks]]`` row (the paper's number, its tolerance, where it says it) or, with
     ``result``, a ``[[results]]`` row (ccsim's number alone, with an optional note)."""
@@ -636,6 +711,7 @@ def _check(
             raise w.error(
                 key, "give the paper's value, a table of its values, or its model (with args)"
             )
+    kind = None if result else _kind(w, key, c, ccsim_only)
     sweep_name = c.get("sweep", MAIN)
     if (sweep_name, False) not in expanded:
         raise w.error(f"{key}.sweep", f"no sweep {sweep_name!r}")
@@ -755,7 +831,29 @@ def _check(
         across=across,
         bound=bound,
         when=when,
+        kind=kind,
+        drawn_on=w.text(c, "drawn_on", key, required=False),
     )
+
+
+def _kind(w: _Where, key: str, c: Mapping[str, Any], ccsim_only: bool) -> str:
+    """The check's kind: written for a paper's number, claim, threshold or set-up;
+    derived for a model (``model``) and in a ccsim-only experiment."""
+    written = c.get("kind")
+    if ccsim_only:
+        if written is not None:
+            raise w.error(f"{key}.kind", "a ccsim-only experiment's checks are all ccsim-only")
+        return "ccsim-only"
+    if "model" in c:
+        if written is not None:
+            raise w.error(f"{key}.kind", "a check against a model is of kind model (derived)")
+        return "model"
+    if written not in WRITTEN_KINDS:
+        raise w.error(
+            f"{key}.kind",
+            f"expected one of {', '.join(WRITTEN_KINDS)} (what the paper states: see KINDS)",
+        )
+    return str(written)
 
 
 def _norm(value: Any) -> Any:

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from ccsim import __version__
 from ccsim.plots.figure import Curve, Marker, Panel, draw_figure, split_panels
-from ccsim.reproduce.experiment import MAIN, Experiment, relabel
+from ccsim.reproduce.experiment import MAIN, Experiment, relabel, status_of
 from ccsim.reproduce.metrics import add_metrics
 from ccsim.reproduce.models import MODELS
 from ccsim.reproduce.verdict import Verdict, evaluate
@@ -33,7 +33,7 @@ from ccsim.sweeps import runner as sweep_runner
 from ccsim.sweeps.store import read_series
 
 RECORD = "experiment.json"
-FORMAT = "ccsim-reproduce/1"
+FORMAT = "ccsim-reproduce/2"  # 2: verdicts carry their kind; status is computed
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,8 @@ def run_experiment(exp: Experiment, out: Path, options: Options) -> dict[str, An
         "format": FORMAT,
         "id": exp.id,
         "title": exp.title,
-        "status": exp.status,
+        "status": status_of(verdicts),
+        "ccsim_only": exp.ccsim_only,
         "source": exp.source,
         "mode": mode(options.quick),
         "ccsim_version": __version__,
@@ -124,6 +125,8 @@ def run_experiment(exp: Experiment, out: Path, options: Options) -> dict[str, An
                 "tolerance": c.tolerance,
                 "unit": c.unit,
                 "why": c.tolerance_why,
+                "kind": c.kind,
+                "bound": c.bound,
             }
             for c in exp.checks
         ],
@@ -181,17 +184,54 @@ def _panel(
         for m in spec.get("models", [])
     ]
     markers = []
+    refs = list(spec.get("refs", []))
+    drawn = {(a, float(r[a])) for r in refs for a in ("x", "y") if a in r}
     for check in exp.checks:
-        if check.sweep != name or check.metric != spec.get("y"):
+        # the paper's own numbers only: a claim's pivot or ccsim's threshold is no quote
+        if check.sweep != name or check.kind != "number":
+            continue
+        if check.drawn_on is not None:  # a level (or a time) on one of the panel's axes
+            axis = "y" if spec.get("y") == check.drawn_on else "x"
+            if check.drawn_on != spec.get(axis):
+                continue
+            quoted = check.values or (({}, check.value),)
+            for point, value in quoted:
+                if value is None or (axis, value) in drawn:
+                    continue
+                if not _compatible(spec.get("where", {}), {**check.where, **point}):
+                    continue
+                drawn.add((axis, value))
+                unit = f" {check.unit}" if check.unit else ""
+                refs.append({axis: value, "label": f"paper: {value:g}{unit}"})
+            continue
+        if check.metric != spec.get("y"):
             continue
         at = check.at or check.where
         # a star needs a number on x (a category axis, such as a case label, has none)
-        if check.value is not None and _numeric(at.get(spec["x"])):
+        where = spec.get("where", {})
+        if (
+            check.value is not None
+            and _numeric(at.get(spec["x"]))
+            and _compatible(where, check.where)
+        ):
             markers.append(Marker(float(at[spec["x"]]), check.value, f"{check.value:g}"))
         for point, value in check.values:  # a table of the paper's: one star per row
-            if _numeric(point.get(spec["x"])):
-                markers.append(Marker(float(point[spec["x"]]), value, f"{value:g}"))
+            x = point.get(spec["x"], at.get(spec["x"]))  # x fixed by where, rows by per
+            if _numeric(x) and _compatible(where, {**check.where, **point}):
+                markers.append(Marker(float(x), value, f"{value:g}"))
+    if refs != list(spec.get("refs", [])):
+        spec = {**spec, "refs": refs}
     return Panel(spec, rows, curves, markers)
+
+
+def _compatible(panel_where: dict[str, Any], point: dict[str, Any]) -> bool:
+    """The check's selection can be among the panel's rows: every axis both name has a
+    value in common (a list is any of its values)."""
+
+    def values(v: Any) -> list[Any]:
+        return [str(x) for x in v] if isinstance(v, list) else [str(v)]
+
+    return all(set(values(v)) & set(values(point[k])) for k, v in panel_where.items() if k in point)
 
 
 def _numeric(value: Any) -> bool:

@@ -45,6 +45,8 @@ class Verdict:
     #: ``"upper"``: the paper's number is a bound ccsim's must not exceed ("stays below
     #: 20 ms"), by more than the tolerance; ``"lower"``: must not fall below; None: both
     bound: str | None = None
+    #: what the comparison is (experiment.KINDS); None for a result without a verdict
+    kind: str | None = None
 
     @property
     def judged(self) -> bool:
@@ -95,17 +97,20 @@ def judge(
     source: str = "",
     reason: str | None = None,
     bound: str | None = None,
+    kind: str | None = None,
 ) -> Verdict:
     """ccsim's value against the paper's: within ``tolerance`` (absolute, in ``unit``)
     passes. A miss keeps ``reason`` (or says it is not yet explained, or that ccsim has
     no value); a pass carries none."""
     if ccsim is not None and not math.isfinite(ccsim):
         ccsim = None
-    verdict = Verdict(quantity, unit, float(paper), ccsim, float(tolerance), source, None, bound)
+    verdict = Verdict(
+        quantity, unit, float(paper), ccsim, float(tolerance), source, None, bound, kind
+    )
     if verdict.ok:
         return verdict
     why = NO_RESULT if ccsim is None else (reason or UNEXPLAINED)
-    return Verdict(quantity, unit, float(paper), ccsim, float(tolerance), source, why, bound)
+    return Verdict(quantity, unit, float(paper), ccsim, float(tolerance), source, why, bound, kind)
 
 
 _STATISTICS = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
@@ -190,7 +195,17 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
             paper = float(_STATISTICS[check.statistic](runs)) if runs else None
             if paper is None:
                 verdicts.append(
-                    Verdict(quantity_of(check, point), check.unit, None, None, None, check.cited)
+                    Verdict(
+                        quantity_of(check, point),
+                        check.unit,
+                        None,
+                        None,
+                        None,
+                        check.cited,
+                        NO_RESULT,
+                        check.bound,
+                        check.kind,
+                    )
                 )
                 continue
         elif check.model is not None:
@@ -217,6 +232,7 @@ def evaluate(check: Check, results: pa.Table) -> list[Verdict]:
                 source=check.cited,
                 reason=_reason(check, point),
                 bound=check.bound,
+                kind=check.kind,
             )
         )
     return verdicts
