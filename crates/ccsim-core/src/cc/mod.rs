@@ -21,16 +21,17 @@ pub mod bbr;
 pub mod cdg;
 pub mod cubic;
 pub mod dctcp;
+pub mod knob;
 pub mod ledbat;
 pub mod newreno;
 pub mod prague;
 pub mod reno;
 pub mod vegas;
 
-pub use crate::control::deadline::{Knob, KnobUnit};
 use crate::engine::rng::SimRng;
 use crate::net::packet::Ecn;
 use crate::scenario::{AlgoSpec, ParamValue, ScenarioError, SimDuration};
+pub use knob::{Knob, KnobUnit};
 
 /// Linux's `TCP_INFINITE_SSTHRESH`.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
