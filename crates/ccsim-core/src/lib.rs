@@ -17,6 +17,7 @@ pub mod cc;
 pub mod control;
 pub mod engine;
 pub mod net;
+pub mod params;
 pub mod ppv;
 pub mod qdisc;
 pub mod results;

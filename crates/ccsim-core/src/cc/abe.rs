@@ -22,11 +22,56 @@
 //! Departures: like Linux (and unlike RFC 8511's FlightSize) the factor multiplies cwnd;
 //! the product is truncated to whole packets.
 
-use super::{boolean, number_where, CcState, ReductionCause};
-use crate::scenario::{ParamValue, ScenarioError};
+use super::{CcState, ReductionCause};
+use crate::params::{Kind, Param, Settable, OPEN_UNIT};
 
-/// The ABE parameter names, for "unknown parameter" messages.
-pub const PARAMS: &[&str] = &["abe", "beta_ecn", "abe_in_slow_start"];
+/// A controller that carries ABE settings (its table lists ABE's three entries).
+pub trait HasAbe {
+    fn abe_mut(&mut self) -> &mut Abe;
+}
+
+/// The `abe` switch's table entry.
+pub const fn abe_switch<C: HasAbe>() -> Settable<C> {
+    Settable {
+        param: Param {
+            name: "abe",
+            kind: Kind::Bool,
+            default: "on when beta_ecn is given",
+            help: "Alternative Backoff with ECN (RFC 8511): beta_ecn answers an ECN echo",
+        },
+        set: |c, v| c.abe_mut().explicit = Some(v.boolean()),
+    }
+}
+
+/// The `beta_ecn` table entry, with the host algorithm's default.
+pub const fn beta_ecn<C: HasAbe>(default: &'static str) -> Settable<C> {
+    Settable {
+        param: Param {
+            name: "beta_ecn",
+            kind: OPEN_UNIT,
+            default,
+            help: "multiplicative decrease on an ECN echo when ABE applies (RFC 8511 §3.1)",
+        },
+        set: |c, v| {
+            let abe = c.abe_mut();
+            abe.beta_ecn = v.number();
+            abe.beta_ecn_given = true;
+        },
+    }
+}
+
+/// The `abe_in_slow_start` table entry.
+pub const fn in_slow_start<C: HasAbe>() -> Settable<C> {
+    Settable {
+        param: Param {
+            name: "abe_in_slow_start",
+            kind: Kind::Bool,
+            default: "false",
+            help: "use beta_ecn also for an echo that ends slow start (paper 003 §III-A)",
+        },
+        set: |c, v| c.abe_mut().in_slow_start = v.boolean(),
+    }
+}
 
 /// ABE settings of one controller.
 #[derive(Debug, Clone)]
@@ -65,27 +110,5 @@ impl Abe {
             && self.enabled()
             && (self.in_slow_start || !tp.in_slow_start()))
         .then_some(self.beta_ecn)
-    }
-
-    /// Handle `name` if it is an ABE parameter (`None` otherwise).
-    pub fn set_param(
-        &mut self,
-        path: &str,
-        name: &str,
-        value: &ParamValue,
-    ) -> Option<Result<(), ScenarioError>> {
-        let r = match name {
-            "abe" => boolean(path, name, value).map(|b| self.explicit = Some(b)),
-            "beta_ecn" => number_where(path, name, value, "a number in (0, 1)", |b| {
-                b > 0.0 && b < 1.0
-            })
-            .map(|b| {
-                self.beta_ecn = b;
-                self.beta_ecn_given = true;
-            }),
-            "abe_in_slow_start" => boolean(path, name, value).map(|b| self.in_slow_start = b),
-            _ => return None,
-        };
-        Some(r)
     }
 }

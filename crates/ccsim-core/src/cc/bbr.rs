@@ -47,10 +47,10 @@
 //!   `bbr_full_bw_cnt`, `bbr_extra_acked_gain`) are parameters with Linux's defaults.
 
 use super::{
-    duration_where, integer_in, number_where, unknown_param, CaEvent, CaState, CcState,
-    CongestionControl, RateSample, ReductionCause, INFINITE_SSTHRESH,
+    CaEvent, CaState, CcState, CongestionControl, RateSample, ReductionCause, INFINITE_SSTHRESH,
 };
 use crate::engine::rng::{stream, SimRng, StreamKind};
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
 
 /// Rate unit: packets per µs `<< BW_SCALE` (Linux `BW_SCALE`).
@@ -244,16 +244,88 @@ pub struct Bbr {
     probe_rtt_count: u32,
 }
 
-const KNOWN: &[&str] = &[
-    "high_gain",
-    "drain_gain",
-    "cwnd_gain",
-    "probe_rtt_interval",
-    "probe_rtt_time",
-    "full_bw_thresh",
-    "full_bw_count",
-    "extra_acked_gain",
-];
+/// bbr's parameters.
+pub const TABLE: Algorithm<Settable<Bbr>> = Algorithm {
+    name: "bbr",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "BBR v1: paces at the estimated bottleneck bandwidth, cwnd from the BDP",
+    reference: "Linux net/ipv4/tcp_bbr.c (v1, with ACK aggregation); Cardwell et al., ACM Queue 14(5), 2016",
+    params: &[
+        Settable {
+            param: Param {
+                name: "high_gain",
+                kind: Kind::Number { what: "a number in [1, 16]", ok: |x| (1.0..=16.0).contains(&x) },
+                default: "2.885 (739/256)",
+                help: "STARTUP pacing and cwnd gain (Linux bbr_high_gain)",
+            },
+            set: |c, v| c.high_gain = gain_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "drain_gain",
+                kind: Kind::Number { what: "a number in (0, 1]", ok: |x| x > 0.0 && x <= 1.0 },
+                default: "1/2.885 (88/256)",
+                help: "DRAIN pacing gain (Linux bbr_drain_gain)",
+            },
+            set: |c, v| c.drain_gain = gain_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "cwnd_gain",
+                kind: Kind::Number { what: "a number in [1, 16]", ok: |x| (1.0..=16.0).contains(&x) },
+                default: "2",
+                help: "PROBE_BW cwnd gain (Linux bbr_cwnd_gain)",
+            },
+            set: |c, v| c.cwnd_gain_probe_bw = gain_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "probe_rtt_interval",
+                kind: Kind::Duration { what: Some("a duration of at least 1ms, like \"10s\""), ok: |ns| ns >= 1_000_000 },
+                default: "\"10s\"",
+                help: "min RTT filter window: PROBE_RTT when min RTT is this old (whole ms)",
+            },
+            set: |c, v| c.min_rtt_win_ms = v.ns() / 1_000_000,
+        },
+        Settable {
+            param: Param {
+                name: "probe_rtt_time",
+                kind: Kind::Duration { what: Some("a duration like \"200ms\" (whole ms; \"0ms\" turns PROBE_RTT off)"), ok: |ns| ns % 1_000_000 == 0 && ns <= 3_600_000_000_000 },
+                default: "\"200ms\"",
+                help: "time spent in PROBE_RTT (Linux bbr_probe_rtt_mode_ms)",
+            },
+            set: |c, v| c.probe_rtt_mode_ms = v.ns() / 1_000_000,
+        },
+        Settable {
+            param: Param {
+                name: "full_bw_thresh",
+                kind: Kind::Number { what: "a number in [1, 16]", ok: |x| (1.0..=16.0).contains(&x) },
+                default: "1.25",
+                help: "bandwidth growth per round that keeps STARTUP going (Linux bbr_full_bw_thresh)",
+            },
+            set: |c, v| c.full_bw_thresh = gain_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "full_bw_count",
+                kind: Kind::Integer { lo: 1, hi: 3 },
+                default: "3",
+                help: "rounds without that growth that end STARTUP (Linux bbr_full_bw_cnt)",
+            },
+            set: |c, v| c.full_bw_cnt_max = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "extra_acked_gain",
+                kind: Kind::Number { what: "a number in [0, 16]", ok: |x| (0.0..=16.0).contains(&x) },
+                default: "1",
+                help: "gain on the ACK-aggregation estimate added to cwnd (Linux bbr_extra_acked_gain)",
+            },
+            set: |c, v| c.extra_acked_gain = (v.number() * f64::from(BBR_UNIT)).round() as u32,
+        },
+    ],
+};
 
 impl Bbr {
     /// BBR with Linux's constants and a random stream seeded with `seed` (the simulator
@@ -867,10 +939,9 @@ impl Bbr {
 }
 
 /// A gain given as a plain number, stored in 1/256 like Linux's.
-fn gain_param(path: &str, name: &str, value: &ParamValue, lo: f64) -> Result<u32, ScenarioError> {
-    let what = format!("a number in [{lo}, 16]");
-    let g = number_where(path, name, value, &what, |x| (lo..=16.0).contains(&x))?;
-    Ok(((g * f64::from(BBR_UNIT)).round() as u32).max(1))
+/// A gain in Linux's 1/256 units (`BBR_UNIT`), rounded, at least 1.
+fn gain_units(g: f64) -> u32 {
+    ((g * f64::from(BBR_UNIT)).round() as u32).max(1)
 }
 
 impl CongestionControl for Bbr {
@@ -976,42 +1047,7 @@ impl CongestionControl for Bbr {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        match name {
-            "high_gain" => self.high_gain = gain_param(path, name, value, 1.0)?,
-            "drain_gain" => {
-                let what = "a number in (0, 1]";
-                let g = number_where(path, name, value, what, |x| x > 0.0 && x <= 1.0)?;
-                self.drain_gain = ((g * f64::from(BBR_UNIT)).round() as u32).max(1);
-            }
-            "cwnd_gain" => self.cwnd_gain_probe_bw = gain_param(path, name, value, 1.0)?,
-            "probe_rtt_interval" => {
-                self.min_rtt_win_ms = duration_where(
-                    path,
-                    name,
-                    value,
-                    "a duration of at least 1ms, like \"10s\"",
-                    |ns| ns >= 1_000_000,
-                )? / 1_000_000;
-            }
-            "probe_rtt_time" => {
-                self.probe_rtt_mode_ms = duration_where(
-                    path,
-                    name,
-                    value,
-                    "a duration like \"200ms\" (whole ms; \"0ms\" turns PROBE_RTT off)",
-                    |ns| ns % 1_000_000 == 0 && ns <= 3_600_000_000_000,
-                )? / 1_000_000;
-            }
-            "full_bw_thresh" => self.full_bw_thresh = gain_param(path, name, value, 1.0)?,
-            "full_bw_count" => self.full_bw_cnt_max = integer_in(path, name, value, 1, 3)? as u32,
-            "extra_acked_gain" => {
-                let what = "a number in [0, 16]";
-                let g = number_where(path, name, value, what, |x| (0.0..=16.0).contains(&x))?;
-                self.extra_acked_gain = (g * f64::from(BBR_UNIT)).round() as u32;
-            }
-            _ => return Err(unknown_param(path, name, "bbr", KNOWN)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 
     /// Linux `bbr_get_info()` (bandwidth, min RTT, gains) plus the mode and round count.

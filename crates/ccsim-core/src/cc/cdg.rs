@@ -59,28 +59,134 @@
 //!   factor); the 16-bit `backoff_cnt` wraps too.
 //! - The µs clock is 64-bit (Linux keeps 32-bit µs stamps that wrap after 71 minutes).
 
-use super::{
-    boolean, integer_in, number_where, reno, unknown_param, AckSample, CaEvent, CcState,
-    CongestionControl, Knob, KnobUnit, ReductionCause,
-};
+use super::{reno, AckSample, CaEvent, CcState, CongestionControl, Knob, KnobUnit, ReductionCause};
 use crate::engine::rng::{stream, SimRng, StreamKind};
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
 
 const HYSTART_ACK_TRAIN: u32 = 1;
 const HYSTART_DELAY: u32 = 2;
 
-const PARAMS: &[&str] = &[
-    "window",
-    "backoff_beta",
-    "backoff_factor",
-    "g",
-    "exact_factor",
-    "hystart_detect",
-    "use_ineff",
-    "use_shadow",
-    "use_tolerance",
-    "coexistence",
-];
+/// cdg's parameters.
+pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
+    name: "cdg",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "CAIA Delay-Gradient: probabilistic backoff on a rising RTT gradient",
+    reference: "Linux net/ipv4/tcp_cdg.c; Hayes & Armitage, IFIP Networking 2011; paper 000 §II for g",
+    params: &[
+        Settable {
+            param: Param {
+                name: "window",
+                kind: Kind::Number { what: "a power of two in [1, 256]", ok: |w| w.fract() == 0.0 && (1.0..=256.0).contains(&w) && (w as u32).is_power_of_two() },
+                default: "8",
+                help: "rounds in the moving gradient average; a change restarts it",
+            },
+            set: |c, v| {
+                let w = v.number() as u32;
+                if w != c.window {
+                    c.window = w;
+                    c.alloc_gradients();
+                }
+                c.recompute_factor();
+            },
+        },
+        Settable {
+            param: Param {
+                name: "backoff_beta",
+                kind: Kind::Number { what: "a number in [0, 1]", ok: |b| (0.0..=1.0).contains(&b) },
+                default: "724/1024 (0.7070)",
+                help: "multiplicative decrease on a delay backoff",
+            },
+            set: |c, v| c.backoff_beta = v.number(),
+        },
+        Settable {
+            param: Param {
+                name: "backoff_factor",
+                kind: Kind::Number { what: "a number >= 0", ok: |f| f >= 0.0 },
+                default: "42",
+                help: "inverse scale of the backoff probability; 0 disables the delay backoff",
+            },
+            set: |c, v| {
+                c.factor_source = FactorSource::Factor(v.number());
+                c.recompute_factor();
+            },
+        },
+        Settable {
+            param: Param {
+                name: "g",
+                kind: Kind::Number { what: "a positive number (milliseconds)", ok: |g| g > 0.0 },
+                default: "none (backoff_factor applies)",
+                help: "paper 000's G in ms, instead of backoff_factor: factor = 1000 / (g x window), rounded",
+            },
+            set: |c, v| {
+                c.factor_source = FactorSource::G(v.number());
+                c.recompute_factor();
+            },
+        },
+        Settable {
+            param: Param {
+                name: "exact_factor",
+                kind: Kind::Bool,
+                default: "false",
+                help: "keep the factor real-valued (no rounding, no 32-bit wrap of grad x factor)",
+            },
+            set: |c, v| {
+                c.exact_factor = v.boolean();
+                c.recompute_factor();
+            },
+        },
+        Settable {
+            param: Param {
+                name: "hystart_detect",
+                kind: Kind::Integer { lo: 0, hi: 3 },
+                default: "3",
+                help: "HyStart signals: 1 ACK train, 2 delay, 3 both",
+            },
+            set: |c, v| c.hystart_detect = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "use_ineff",
+                kind: Kind::Integer { lo: 0, hi: u32::MAX as u64 },
+                default: "5",
+                help: "ineffective backoffs before treating loss as competing traffic (0: off)",
+            },
+            set: |c, v| c.use_ineff = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "use_shadow",
+                kind: Kind::Bool,
+                default: "true",
+                help: "keep a shadow window that loss backoffs halve",
+            },
+            set: |c, v| c.use_shadow = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "use_tolerance",
+                kind: Kind::Bool,
+                default: "false",
+                help: "tolerate losses not preceded by a delay increase",
+            },
+            set: |c, v| c.use_tolerance = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "coexistence",
+                kind: Kind::Bool,
+                default: "true",
+                help: "shorthand: false sets use_shadow = false and use_ineff = 0 (paper 000)",
+            },
+            set: |c, v| {
+                let on = v.boolean();
+                c.use_shadow = on;
+                c.use_ineff = if on { 5 } else { 0 };
+            },
+        },
+    ],
+};
 
 /// Linux `struct cdg_minmax` (µs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -454,52 +560,7 @@ impl CongestionControl for Cdg {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        match name {
-            "window" => {
-                let w = number_where(path, name, value, "a power of two in [1, 256]", |w| {
-                    w.fract() == 0.0 && (1.0..=256.0).contains(&w) && (w as u32).is_power_of_two()
-                })? as u32;
-                if w != self.window {
-                    self.window = w;
-                    self.alloc_gradients();
-                }
-                self.recompute_factor();
-            }
-            "backoff_beta" => {
-                self.backoff_beta = number_where(path, name, value, "a number in [0, 1]", |b| {
-                    (0.0..=1.0).contains(&b)
-                })?
-            }
-            "backoff_factor" => {
-                let f = number_where(path, name, value, "a number >= 0", |f| f >= 0.0)?;
-                self.factor_source = FactorSource::Factor(f);
-                self.recompute_factor();
-            }
-            "g" => {
-                let g = number_where(path, name, value, "a positive number (milliseconds)", |g| {
-                    g > 0.0
-                })?;
-                self.factor_source = FactorSource::G(g);
-                self.recompute_factor();
-            }
-            "exact_factor" => {
-                self.exact_factor = boolean(path, name, value)?;
-                self.recompute_factor();
-            }
-            "hystart_detect" => self.hystart_detect = integer_in(path, name, value, 0, 3)? as u32,
-            "use_ineff" => {
-                self.use_ineff = integer_in(path, name, value, 0, u32::MAX as u64)? as u32
-            }
-            "use_shadow" => self.use_shadow = boolean(path, name, value)?,
-            "use_tolerance" => self.use_tolerance = boolean(path, name, value)?,
-            "coexistence" => {
-                let on = boolean(path, name, value)?;
-                self.use_shadow = on;
-                self.use_ineff = if on { 5 } else { 0 };
-            }
-            other => return Err(unknown_param(path, other, "cdg", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 }
 

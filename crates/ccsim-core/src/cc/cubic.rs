@@ -71,12 +71,10 @@
 //! - The ccsim sender calls `set_state` only when the state changes, so a repeated RTO
 //!   does not reset CUBIC again (Linux calls `cubictcp_state(Loss)` on every RTO).
 
-use super::abe::Abe;
-use super::{
-    boolean, duration_where, integer_in, number_where, reno, unknown_param, CaEvent, CaState,
-    CcState, CongestionControl, ReductionCause,
-};
+use super::abe::{self, Abe, HasAbe};
+use super::{reno, CaEvent, CaState, CcState, CongestionControl, ReductionCause};
 use crate::cc::AckSample;
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable, OPEN_UNIT};
 use crate::scenario::{ParamValue, ScenarioError};
 
 /// Linux `HYSTART_ACK_TRAIN`.
@@ -91,21 +89,135 @@ const HYSTART_DELAY_MAX_US: u32 = 16000;
 /// `sk_gso_max_size` of a Linux host (GSO_LEGACY_MAX_SIZE).
 const GSO_MAX_SIZE: u64 = 65536;
 
-const PARAMS: &[&str] = &[
-    "beta",
-    "c",
-    "fast_convergence",
-    "tcp_friendliness",
-    "hystart",
-    "hystart_detect",
-    "hystart_low_window",
-    "hystart_ack_delta",
-    "hz",
-    "rfc9438_friendly_alpha",
-    "abe",
-    "beta_ecn",
-    "abe_in_slow_start",
-];
+/// CUBIC's parameters (Linux's module parameters, then the options beyond Linux).
+pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
+    name: "cubic",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "CUBIC with HyStart, as Linux's default congestion control",
+    reference: "Linux net/ipv4/tcp_cubic.c (CUBIC v2.3); RFC 9438; ABE: RFC 8511",
+    params: &[
+        Settable {
+            param: Param {
+                name: "beta",
+                kind: OPEN_UNIT,
+                default: "717/1024 (0.7002)",
+                help: "multiplicative decrease (Linux beta / 1024)",
+            },
+            set: |c, v| {
+                c.beta = v.number();
+                c.beta_scale = beta_scale(c.beta);
+            },
+        },
+        Settable {
+            param: Param {
+                name: "c",
+                kind: Kind::Number {
+                    what: "a positive number",
+                    ok: |c| c > 0.0,
+                },
+                default: "410/1024 (0.4004)",
+                help: "the cubic's scaling constant C (Linux bic_scale x 10 / 1024); a change starts a new curve",
+            },
+            set: |c, v| {
+                c.c = v.number();
+                // A new curve from the next ACK (last_cwnd = 0 defeats the HZ/32 hold).
+                c.epoch_start = None;
+                c.last_cwnd = 0;
+            },
+        },
+        Settable {
+            param: Param {
+                name: "fast_convergence",
+                kind: Kind::Bool,
+                default: "true",
+                help: "release bandwidth faster when W_max shrinks (RFC 9438 §4.7)",
+            },
+            set: |c, v| c.fast_convergence = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "tcp_friendliness",
+                kind: Kind::Bool,
+                default: "true",
+                help: "grow at least as fast as a Reno estimate (RFC 9438 §4.3)",
+            },
+            set: |c, v| c.tcp_friendliness = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "hystart",
+                kind: Kind::Bool,
+                default: "true",
+                help: "end slow start early with HyStart",
+            },
+            set: |c, v| c.hystart = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "hystart_detect",
+                kind: Kind::Integer { lo: 0, hi: 3 },
+                default: "3",
+                help: "HyStart signals: 1 ACK train, 2 delay, 3 both",
+            },
+            set: |c, v| c.hystart_detect = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "hystart_low_window",
+                kind: Kind::Integer {
+                    lo: 0,
+                    hi: u32::MAX as u64,
+                },
+                default: "16",
+                help: "cwnd (packets) below which HyStart does not run",
+            },
+            set: |c, v| c.hystart_low_window = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "hystart_ack_delta",
+                kind: Kind::Duration {
+                    what: Some("a duration like \"2ms\""),
+                    ok: |_| true,
+                },
+                default: "\"2ms\"",
+                help: "largest ACK spacing that extends HyStart's ACK train (whole µs)",
+            },
+            set: |c, v| c.hystart_ack_delta_us = v.ns() / 1000,
+        },
+        Settable {
+            param: Param {
+                name: "hz",
+                kind: Kind::Integer {
+                    lo: 1,
+                    hi: 1_000_000,
+                },
+                default: "1000",
+                help: "the kernel's CONFIG_HZ: jiffies per second of simulated time",
+            },
+            set: |c, v| c.rescale_jiffies(v.int()),
+        },
+        Settable {
+            param: Param {
+                name: "rfc9438_friendly_alpha",
+                kind: Kind::Bool,
+                default: "false",
+                help: "Reno estimate grows by 1 packet per RTT once past cwnd_prior (RFC 9438 §4.3)",
+            },
+            set: |c, v| c.rfc9438_friendly_alpha = v.boolean(),
+        },
+        abe::abe_switch(),
+        abe::beta_ecn("0.85"),
+        abe::in_slow_start(),
+    ],
+};
+
+impl HasAbe for Cubic {
+    fn abe_mut(&mut self) -> &mut Abe {
+        &mut self.abe
+    }
+}
 
 /// CUBIC: parameters and the state of Linux's `struct bictcp`.
 #[derive(Debug, Clone)]
@@ -460,41 +572,7 @@ impl CongestionControl for Cubic {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        if let Some(r) = self.abe.set_param(path, name, value) {
-            return r;
-        }
-        match name {
-            "beta" => {
-                self.beta = number_where(path, name, value, "a number in (0, 1)", |b| {
-                    b > 0.0 && b < 1.0
-                })?;
-                self.beta_scale = beta_scale(self.beta);
-            }
-            "c" => {
-                self.c = number_where(path, name, value, "a positive number", |c| c > 0.0)?;
-                // A new curve from the next ACK (last_cwnd = 0 defeats the HZ/32 hold).
-                self.epoch_start = None;
-                self.last_cwnd = 0;
-            }
-            "fast_convergence" => self.fast_convergence = boolean(path, name, value)?,
-            "tcp_friendliness" => self.tcp_friendliness = boolean(path, name, value)?,
-            "hystart" => self.hystart = boolean(path, name, value)?,
-            "hystart_detect" => self.hystart_detect = integer_in(path, name, value, 0, 3)? as u32,
-            "hystart_low_window" => {
-                self.hystart_low_window = integer_in(path, name, value, 0, u32::MAX as u64)? as u32
-            }
-            "hystart_ack_delta" => {
-                self.hystart_ack_delta_us =
-                    duration_where(path, name, value, "a duration like \"2ms\"", |_| true)? / 1000
-            }
-            "hz" => {
-                let hz = integer_in(path, name, value, 1, 1_000_000)?;
-                self.rescale_jiffies(hz);
-            }
-            "rfc9438_friendly_alpha" => self.rfc9438_friendly_alpha = boolean(path, name, value)?,
-            other => return Err(unknown_param(path, other, "cubic", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 }
 

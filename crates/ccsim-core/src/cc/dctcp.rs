@@ -27,14 +27,45 @@
 //! Departures: none in the sender algorithm (Linux's packet counts, not RFC 8257's
 //! bytes). PLB (path rehashing on persistent CE) is not modelled: ccsim has one path.
 
-use super::{integer_in, number_where, reno, unknown_param, CaEvent, CaState, CcState};
+use super::{reno, CaEvent, CaState, CcState};
 use super::{AckFlags, CongestionControl, ReductionCause};
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
 
 /// Linux `DCTCP_MAX_ALPHA`.
 const MAX_ALPHA: u32 = 1024;
 
-const PARAMS: &[&str] = &["shift_g", "alpha_on_init"];
+/// dctcp's parameters.
+pub const TABLE: Algorithm<Settable<Dctcp>> = Algorithm {
+    name: "dctcp",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "Data Center TCP: window cut in proportion to the fraction of CE-marked packets",
+    reference: "Linux net/ipv4/tcp_dctcp.c; RFC 8257 §3.3-3.4",
+    params: &[
+        Settable {
+            param: Param {
+                name: "shift_g",
+                kind: Kind::Integer { lo: 0, hi: 10 },
+                default: "4",
+                help: "α's EWMA weight g = 1/2^shift_g, applied at the next α update",
+            },
+            set: |c, v| c.shift_g = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "alpha_on_init",
+                kind: Kind::Number {
+                    what: "a number in [0, 1]",
+                    ok: |a| (0.0..=1.0).contains(&a),
+                },
+                default: "1.0",
+                help: "α when the flow (re)starts (Linux dctcp_alpha_on_init / 1024)",
+            },
+            set: |c, v| c.alpha_on_init = (v.number() * MAX_ALPHA as f64).round() as u32,
+        },
+    ],
+};
 
 /// DCTCP state (Linux `struct dctcp`) and parameters.
 #[derive(Debug, Clone)]
@@ -161,17 +192,7 @@ impl CongestionControl for Dctcp {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        match name {
-            "shift_g" => self.shift_g = integer_in(path, name, value, 0, 10)? as u32,
-            "alpha_on_init" => {
-                let a = number_where(path, name, value, "a number in [0, 1]", |a| {
-                    (0.0..=1.0).contains(&a)
-                })?;
-                self.alpha_on_init = (a * MAX_ALPHA as f64).round() as u32;
-            }
-            other => return Err(unknown_param(path, other, "dctcp", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 
     fn needs_accurate_ecn(&self) -> bool {

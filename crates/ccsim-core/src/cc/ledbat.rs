@@ -35,24 +35,104 @@
 
 use std::collections::VecDeque;
 
-use super::{
-    boolean, duration_where, integer_in, number_where, reno, unknown_param, AckSample, CcState,
-    CongestionControl, Knob, KnobUnit, ReductionCause,
-};
+use super::{reno, AckSample, CcState, CongestionControl, Knob, KnobUnit, ReductionCause};
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
 
 const MINUTE_NS: u64 = 60_000_000_000;
 
-const PARAMS: &[&str] = &[
-    "target",
-    "gain",
-    "allowed_increase",
-    "min_cwnd",
-    "init_cwnd",
-    "base_history",
-    "current_filter",
-    "slow_start",
-];
+/// ledbat's parameters.
+pub const TABLE: Algorithm<Settable<Ledbat>> = Algorithm {
+    name: "ledbat",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "LEDBAT: less-than-best-effort, yields when queueing delay nears a target",
+    reference: "RFC 6817 §2.4 (sender pseudocode), §2.4.2 and §3 (constants)",
+    params: &[
+        Settable {
+            param: Param {
+                name: "target",
+                kind: Kind::Duration { what: Some("a duration in (0, 100ms] like \"25ms\" (RFC 6817: TARGET MUST be 100 ms or less)"), ok: |ns| ns > 0 && ns <= 100_000_000 },
+                default: "\"100ms\"",
+                help: "queueing delay the flow aims at (TARGET)",
+            },
+            set: |c, v| c.target_ns = v.ns(),
+        },
+        Settable {
+            param: Param {
+                name: "gain",
+                kind: Kind::Number { what: "a number in (0, 1] (RFC 6817: GAIN MUST be 1 or less)", ok: |g| g > 0.0 && g <= 1.0 },
+                default: "1",
+                help: "cwnd gain per RTT at zero queueing delay (GAIN)",
+            },
+            set: |c, v| c.gain = v.number(),
+        },
+        Settable {
+            param: Param {
+                name: "allowed_increase",
+                kind: Kind::Number { what: "a positive number of packets", ok: |a| a > 0.0 },
+                default: "1",
+                help: "largest cwnd increase per RTT, in packets (ALLOWED_INCREASE)",
+            },
+            set: |c, v| c.allowed_increase = v.number(),
+        },
+        Settable {
+            param: Param {
+                name: "min_cwnd",
+                kind: Kind::Integer { lo: 1, hi: u32::MAX as u64 },
+                default: "2",
+                help: "smallest cwnd in packets (MIN_CWND)",
+            },
+            set: |c, v| c.min_cwnd = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "init_cwnd",
+                kind: Kind::Integer { lo: 0, hi: u32::MAX as u64 },
+                default: "2",
+                help: "initial cwnd in packets (INIT_CWND); 0 keeps the flow's initial_window",
+            },
+            set: |c, v| c.init_cwnd = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "base_history",
+                kind: Kind::Integer { lo: 1, hi: 1_000_000 },
+                default: "10",
+                help: "one-minute base-delay minima kept (BASE_HISTORY)",
+            },
+            set: |c, v| {
+                c.base_history = v.int() as usize;
+                while c.base_delays.len() > c.base_history {
+                    c.base_delays.pop_front();
+                }
+            },
+        },
+        Settable {
+            param: Param {
+                name: "current_filter",
+                kind: Kind::Integer { lo: 1, hi: 1_000_000 },
+                default: "4",
+                help: "delay samples the current-delay filter keeps (CURRENT_FILTER)",
+            },
+            set: |c, v| {
+                c.current_filter = v.int() as usize;
+                while c.current_delays.len() > c.current_filter {
+                    c.current_delays.pop_front();
+                }
+            },
+        },
+        Settable {
+            param: Param {
+                name: "slow_start",
+                kind: Kind::Bool,
+                default: "false",
+                help: "Reno slow start while cwnd < ssthresh (as ns-3's TcpLedbat offers)",
+            },
+            set: |c, v| c.slow_start = v.boolean(),
+        },
+    ],
+};
 
 /// LEDBAT state and parameters.
 #[derive(Debug, Clone)]
@@ -214,49 +294,7 @@ impl CongestionControl for Ledbat {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        match name {
-            "target" => self.target_ns = duration_where(
-                path,
-                name,
-                value,
-                "a duration in (0, 100ms] like \"25ms\" (RFC 6817: TARGET MUST be 100 ms or less)",
-                |ns| ns > 0 && ns <= 100_000_000,
-            )?,
-            "gain" => {
-                self.gain = number_where(
-                    path,
-                    name,
-                    value,
-                    "a number in (0, 1] (RFC 6817: GAIN MUST be 1 or less)",
-                    |g| g > 0.0 && g <= 1.0,
-                )?
-            }
-            "allowed_increase" => {
-                self.allowed_increase =
-                    number_where(path, name, value, "a positive number of packets", |a| {
-                        a > 0.0
-                    })?
-            }
-            "min_cwnd" => self.min_cwnd = integer_in(path, name, value, 1, u32::MAX as u64)? as u32,
-            "init_cwnd" => {
-                self.init_cwnd = integer_in(path, name, value, 0, u32::MAX as u64)? as u32
-            }
-            "base_history" => {
-                self.base_history = integer_in(path, name, value, 1, 1_000_000)? as usize;
-                while self.base_delays.len() > self.base_history {
-                    self.base_delays.pop_front();
-                }
-            }
-            "current_filter" => {
-                self.current_filter = integer_in(path, name, value, 1, 1_000_000)? as usize;
-                while self.current_delays.len() > self.current_filter {
-                    self.current_delays.pop_front();
-                }
-            }
-            "slow_start" => self.slow_start = boolean(path, name, value)?,
-            other => return Err(unknown_param(path, other, "ledbat", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 }
 

@@ -58,9 +58,10 @@
 //! - `ai_ack_increase` is recomputed on every ACK from the current srtt (Linux: at
 //!   each round and cwnd change).
 
-use super::{integer_in, param_error, reno, shown, unknown_param};
+use super::reno;
 use super::{AckFlags, CaEvent, CaState, CcState, CongestionControl, ReductionCause};
 use crate::net::packet::Ecn;
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable, Value};
 use crate::scenario::{ParamValue, ScenarioError, SimDuration};
 
 /// Linux `PRAGUE_ALPHA_BITS`, `PRAGUE_MAX_ALPHA`, `PRAGUE_SHIFT_G`, `CWND_UNIT`.
@@ -76,7 +77,81 @@ const RTT_UNIT: u32 = 7;
 /// Linux `MAX_SCALED_RTT` (100 ms in µs, compared there with an RTT in 128 µs units).
 const MAX_SCALED_RTT: u64 = 100_000;
 
-const PARAMS: &[&str] = &["rtt_scaling", "rtt_target", "rtt_transition"];
+/// prague's parameters.
+pub const TABLE: Algorithm<Settable<Prague>> = Algorithm {
+    name: "prague",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "TCP Prague: the L4S scalable congestion control (ECT(1), DCTCP-like response)",
+    reference: "L4STeam/linux net/ipv4/tcp_prague.c (v0.6, commit 02573a2); RFC 9331 §4",
+    params: &[
+        Settable {
+            param: Param {
+                name: "rtt_scaling",
+                kind: Kind::Keyword {
+                    values: &["none", "rate", "scalable", "additive"],
+                    unknown:
+                        "expected one of \"none\", \"rate\", \"scalable\", \"additive\", got {got}",
+                    trim: false,
+                    string_first: false,
+                },
+                default: "\"rate\"",
+                help: "RTT-independence heuristic (Linux RTT_CONTROL_*)",
+            },
+            set: |c, v| {
+                c.rtt_scaling = match v.word() {
+                    "none" => RttScaling::None,
+                    "rate" => RttScaling::Rate,
+                    "scalable" => RttScaling::Scalable,
+                    _ => RttScaling::Additive,
+                }
+            },
+        },
+        Settable {
+            param: Param {
+                name: "rtt_target",
+                kind: Kind::Custom {
+                    unit: "duration",
+                    accepts: "a duration from \"128us\" to \"100ms\"",
+                    read: rtt_target,
+                },
+                default: "\"25ms\"",
+                help: "the RTT the scaling heuristics aim at (kept in 128 µs units)",
+            },
+            set: |c, v| c.rtt_target = (v.ns() / 1000) >> RTT_UNIT,
+        },
+        Settable {
+            param: Param {
+                name: "rtt_transition",
+                kind: Kind::Integer {
+                    lo: 0,
+                    hi: u32::MAX as u64,
+                },
+                default: "500",
+                help: "rounds over which RTT scaling phases in",
+            },
+            set: |c, v| c.rtt_transition = v.int() as u32,
+        },
+    ],
+};
+
+/// `rtt_target`: Linux keeps it in 128 µs units; at least one unit, at most 100 ms (the
+/// scaled increase overflows beyond, tcp_prague.c).
+fn rtt_target(value: &ParamValue) -> Result<Value, String> {
+    match value {
+        ParamValue::Str(s) => match SimDuration::parse(s) {
+            Ok(d) if (128_000..=100_000_000).contains(&d.ns) => Ok(Value::Ns(d.ns)),
+            _ => Err(format!(
+                "expected a duration from \"128us\" to \"100ms\", got {}",
+                params::shown(value)
+            )),
+        },
+        other => Err(format!(
+            "expected a duration like \"25ms\", got {}",
+            params::shown(other)
+        )),
+    }
+}
 
 /// Linux's RTT scaling heuristics (`RTT_CONTROL_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -430,60 +505,7 @@ impl CongestionControl for Prague {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        match name {
-            "rtt_scaling" => {
-                self.rtt_scaling = match value {
-                    ParamValue::Str(s) if s == "none" => RttScaling::None,
-                    ParamValue::Str(s) if s == "rate" => RttScaling::Rate,
-                    ParamValue::Str(s) if s == "scalable" => RttScaling::Scalable,
-                    ParamValue::Str(s) if s == "additive" => RttScaling::Additive,
-                    other => {
-                        return Err(param_error(
-                            path,
-                            name,
-                            format!(
-                        "expected one of \"none\", \"rate\", \"scalable\", \"additive\", got {}",
-                        shown(other)
-                    ),
-                        ))
-                    }
-                }
-            }
-            "rtt_target" => {
-                let ok = |s: &str| SimDuration::parse(s).ok().map(|d| d.ns);
-                // Linux keeps it in 128 µs units; at least one unit, at most 100 ms
-                // (the scaled increase overflows beyond, tcp_prague.c).
-                match value {
-                    ParamValue::Str(s) => match ok(s) {
-                        Some(ns) if (128_000..=100_000_000).contains(&ns) => {
-                            self.rtt_target = (ns / 1000) >> RTT_UNIT;
-                        }
-                        _ => {
-                            return Err(param_error(
-                                path,
-                                name,
-                                format!(
-                                    "expected a duration from \"128us\" to \"100ms\", got {}",
-                                    shown(value)
-                                ),
-                            ))
-                        }
-                    },
-                    other => {
-                        return Err(param_error(
-                            path,
-                            name,
-                            format!("expected a duration like \"25ms\", got {}", shown(other)),
-                        ))
-                    }
-                }
-            }
-            "rtt_transition" => {
-                self.rtt_transition = integer_in(path, name, value, 0, u32::MAX as u64)? as u32
-            }
-            other => return Err(unknown_param(path, other, "prague", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 
     fn needs_accurate_ecn(&self) -> bool {

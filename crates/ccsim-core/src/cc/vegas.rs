@@ -26,11 +26,57 @@
 //! check (only the Reno fallback applies it) and `cwnd x (minRTT - baseRTT)` is computed in
 //! 32 bits.
 
-use super::{integer_in, reno, unknown_param, AckSample, CaEvent, CaState, CcState};
+use super::{reno, AckSample, CaEvent, CaState, CcState};
 use super::{CongestionControl, ReductionCause};
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
 
-const PARAMS: &[&str] = &["alpha", "beta", "gamma"];
+/// vegas's parameters.
+pub const TABLE: Algorithm<Settable<Vegas>> = Algorithm {
+    name: "vegas",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "TCP Vegas: delay-based, keeps between alpha and beta packets queued",
+    reference: "Linux net/ipv4/tcp_vegas.c; Brakmo & Peterson, IEEE JSAC 1995",
+    params: &[
+        Settable {
+            param: Param {
+                name: "alpha",
+                kind: Kind::Integer {
+                    lo: 0,
+                    hi: i32::MAX as u64,
+                },
+                default: "2",
+                help: "grow while fewer than alpha packets are queued (applied at the next round)",
+            },
+            set: |c, v| c.alpha = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "beta",
+                kind: Kind::Integer {
+                    lo: 0,
+                    hi: i32::MAX as u64,
+                },
+                default: "4",
+                help: "shrink while more than beta packets are queued",
+            },
+            set: |c, v| c.beta = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "gamma",
+                kind: Kind::Integer {
+                    lo: 0,
+                    hi: i32::MAX as u64,
+                },
+                default: "1",
+                help: "leave slow start when more than gamma packets are queued",
+            },
+            set: |c, v| c.gamma = v.int() as u32,
+        },
+    ],
+};
 
 /// Vegas state (Linux `struct vegas`) and parameters.
 #[derive(Debug, Clone)]
@@ -161,14 +207,7 @@ impl CongestionControl for Vegas {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        let v = || integer_in(path, name, value, 0, i32::MAX as u64).map(|v| v as u32);
-        match name {
-            "alpha" => self.alpha = v()?,
-            "beta" => self.beta = v()?,
-            "gamma" => self.gamma = v()?,
-            other => return Err(unknown_param(path, other, "vegas", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 }
 

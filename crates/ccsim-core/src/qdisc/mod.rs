@@ -351,6 +351,11 @@ impl<'a> Params<'a> {
     }
 }
 
+/// Every queue discipline's parameter table, in [`KNOWN_KINDS`] order.
+pub fn tables() -> Vec<crate::params::AlgorithmDoc> {
+    vec![]
+}
+
 /// Names accepted in `queue = { kind = ... }`.
 pub const KNOWN_KINDS: &[&str] = &[
     "droptail", "pie", "codel", "red", "fq_codel", "csaqm", "pvpie", "dualpi2", "pi2",
