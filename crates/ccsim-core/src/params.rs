@@ -119,14 +119,11 @@ pub enum Kind {
     /// A queue limit (`"100p"`, `"150KB"`, `"1bdp"`).
     Limit,
     /// One of `values`. `unknown` is the error, with `{got}` for the value as written and
-    /// `{known}` for the values. `trim`: surrounding blanks are ignored. `string_first`:
-    /// a queue discipline checks that the value is a string (`expected a string`) before
-    /// reading any other key.
+    /// `{known}` for the values. `trim`: surrounding blanks are ignored.
     Keyword {
         values: &'static [&'static str],
         unknown: &'static str,
         trim: bool,
-        string_first: bool,
     },
     /// Anything else, read by `read` (whose error is the whole message); `unit` and
     /// `accepts` are for the docs.
@@ -255,6 +252,18 @@ pub fn shown(value: &ParamValue) -> String {
     }
 }
 
+/// The text of a string value; for anything else the queue disciplines' type error (a
+/// [`Kind::Custom`] reader is only called with a string in their tables).
+pub fn text(value: &ParamValue) -> Result<&str, String> {
+    match value {
+        ParamValue::Str(s) => Ok(s),
+        other => Err(format!(
+            "expected a string with a unit, got {}",
+            shown(other)
+        )),
+    }
+}
+
 /// An error about parameter `name` at `path`.
 pub fn param_error(path: &str, name: &str, message: impl Into<String>) -> ScenarioError {
     ScenarioError::new(format!("{path}.{name}"), message)
@@ -322,7 +331,6 @@ impl Param {
                 values,
                 unknown,
                 trim,
-                string_first,
             } => {
                 let found = match value {
                     ParamValue::Str(s) => {
@@ -330,7 +338,6 @@ impl Param {
                         values.iter().find(|v| **v == s)
                     }
                     _ if cc => None,
-                    _ if string_first => return Err("expected a string".to_owned()),
                     _ => return Err(with_unit()),
                 };
                 found.map(|v| Value::Word(v)).ok_or_else(|| {
@@ -411,25 +418,22 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    /// A reader for `spec` at `path`; first checks the `string_first` keywords.
-    pub fn new(
-        table: &'static Algorithm,
-        spec: &'a AlgoSpec,
-        path: &'a str,
-    ) -> Result<Self, ScenarioError> {
-        for p in table.params {
-            if let Kind::Keyword {
-                string_first: true, ..
-            } = p.kind
-            {
-                if let Some(v) = spec.params.get(p.name) {
-                    if !matches!(v, ParamValue::Str(_)) {
-                        return Err(param_error(path, p.name, "expected a string"));
-                    }
+    /// A reader for `spec` at `path`.
+    pub fn new(table: &'static Algorithm, spec: &'a AlgoSpec, path: &'a str) -> Self {
+        Reader { table, spec, path }
+    }
+
+    /// Fail (`expected a string`) if any of `names` is given and is not a string: the
+    /// keywords that PIE and RED check before reading any other key.
+    pub fn require_strings(&self, names: &[&str]) -> Result<(), ScenarioError> {
+        for name in names {
+            if let Some(v) = self.spec.params.get(*name) {
+                if !matches!(v, ParamValue::Str(_)) {
+                    return Err(self.error(name, "expected a string"));
                 }
             }
         }
-        Ok(Reader { table, spec, path })
+        Ok(())
     }
 
     fn param(&self, name: &str) -> &'static Param {

@@ -93,7 +93,6 @@ pub const TABLE: Algorithm<Settable<Prague>> = Algorithm {
                     unknown:
                         "expected one of \"none\", \"rate\", \"scalable\", \"additive\", got {got}",
                     trim: false,
-                    string_first: false,
                 },
                 default: "\"rate\"",
                 help: "RTT-independence heuristic (Linux RTT_CONTROL_*)",

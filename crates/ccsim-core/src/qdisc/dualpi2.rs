@@ -85,11 +85,11 @@ use std::collections::VecDeque;
 
 use hdrhistogram::Histogram;
 
-use super::codel::positive_duration;
-use super::droptail::bdp_packets;
-use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use super::common::{bdp_packets, POSITIVE_MTU};
+use super::{LinkInfo, QdiscCtx, QueueDisc};
 use crate::net::packet::{Ecn, PacketId};
-use crate::scenario::{AlgoSpec, ByteSize, QueueLimit, ScenarioError};
+use crate::params::{self, Algorithm, Family, Kind, Param, Reader, Value, POSITIVE_DURATION};
+use crate::scenario::{AlgoSpec, ParamValue, QueueLimit, ScenarioError};
 
 /// Linux `MAX_PROB` (`U32_MAX`): p' = 1.
 pub const MAX_PROB: u32 = u32::MAX;
@@ -274,13 +274,10 @@ impl DualPi2 {
         link: LinkInfo,
         mode: Mode,
     ) -> Result<Self, ScenarioError> {
-        let mut p = Params::new(spec, path);
-        let cfg = parse_config(&mut p, path, link, mode)?;
-        p.finish(if mode == Mode::Dual {
-            DUAL_KEYS
-        } else {
-            PI2_KEYS
-        })?;
+        let table = if mode == Mode::Dual { &DUALPI2 } else { &PI2 };
+        let r = Reader::new(table, spec, path);
+        let cfg = read_config(&r, link, mode)?;
+        r.finish()?;
         Ok(DualPi2::new(cfg))
     }
 
@@ -632,118 +629,220 @@ impl QueueDisc for DualPi2 {
     }
 }
 
-pub(crate) const DUAL_KEYS: &[&str] = &[
-    "limit",
-    "memory_limit",
-    "target",
-    "tupdate",
-    "alpha",
-    "beta",
-    "step_thresh",
-    "min_qlen_step",
-    "coupling",
-    "drop_early",
-    "drop_overload",
-    "c_protection",
-    "ecn_mask",
-    "mtu",
-];
+const LIMIT: Param = Param {
+    name: "limit",
+    kind: Kind::Limit,
+    default: "\"10000p\"",
+    help:
+        "packets held (Linux sch->limit), like \"10000p\" or \"2bdp\"; a byte bound is memory_limit",
+};
+const MEMORY_LIMIT: Param = Param {
+    name: "memory_limit",
+    kind: Kind::Size {
+        what: Some("a positive size like \"30MB\""),
+        ok: |b| b > 0,
+    },
+    default: "limit x 2 x mtu",
+    help: "bytes held plus the arrival above which it is dropped (Linux memory_limit)",
+};
+const TARGET: Param = Param {
+    name: "target",
+    kind: POSITIVE_DURATION,
+    default: "\"15ms\"",
+    help: "the PI controller's target queue delay",
+};
+const TUPDATE: Param = Param {
+    name: "tupdate",
+    kind: POSITIVE_DURATION,
+    default: "\"16ms\"",
+    help: "period of the PI update",
+};
+/// A gain in Hz; `tc` passes 256 x the value, rounded, and Linux's netlink policy refuses
+/// what falls outside [1, 2^31 - 1] (ALPHA_BETA_MAX).
+const GAIN_256: Kind = Kind::Number {
+    what: "a gain in Hz between 1/256 and 8388608 (tc passes 256 x the value, rounded, in [1, 2^31 - 1])",
+    ok: |hz| {
+        let v = (hz * 256.0).round();
+        v >= 1.0 && v <= ALPHA_BETA_MAX as f64
+    },
+};
+const ALPHA: Param = Param {
+    name: "alpha",
+    kind: GAIN_256,
+    default: "41/256 (0.16)",
+    help: "integral gain in Hz",
+};
+const BETA: Param = Param {
+    name: "beta",
+    kind: GAIN_256,
+    default: "819/256 (3.2)",
+    help: "proportional gain in Hz",
+};
+const STEP_THRESH: Param = Param {
+    name: "step_thresh",
+    kind: Kind::Custom {
+        unit: "duration or packets",
+        accepts: "a duration like \"1ms\" or a packet count like \"5p\"",
+        read: step_thresh,
+    },
+    default: "\"1ms\"",
+    help: "L sojourn time (or L queue length with \"Np\") above which L packets are marked",
+};
+const MIN_QLEN_STEP: Param = Param {
+    name: "min_qlen_step",
+    kind: Kind::Number {
+        what: "a whole number of packets",
+        ok: |n| n.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&n),
+    },
+    default: "0",
+    help: "packets in L at arrival below which the step does not mark",
+};
+const COUPLING: Param = Param {
+    name: "coupling",
+    kind: Kind::Number {
+        what: "an integer in [1, 255] (Linux u8, at least 1)",
+        ok: |k| k.fract() == 0.0 && (1.0..=255.0).contains(&k),
+    },
+    default: "2",
+    help: "coupling factor k between the classic and L4S probabilities",
+};
+const DROP_EARLY: Param = Param {
+    name: "drop_early",
+    kind: Kind::Bool,
+    default: "false",
+    help: "take the drop decision at enqueue instead of dequeue",
+};
+const DROP_OVERLOAD: Param = Param {
+    name: "drop_overload",
+    kind: Kind::Bool,
+    default: "true",
+    help: "drop, not mark, L4S packets when the probability saturates (overload)",
+};
+const C_PROTECTION: Param = Param {
+    name: "c_protection",
+    kind: Kind::Number {
+        what: "a whole percentage in [0, 100]",
+        ok: |w| w.fract() == 0.0 && (0.0..=100.0).contains(&w),
+    },
+    default: "10",
+    help: "the C queue's weight (%) in the starvation-protection scheduler",
+};
+const ECN_MASK: Param = Param {
+    name: "ecn_mask",
+    kind: Kind::Keyword {
+        values: &["l4s_ect", "cla_ect", "any_ect"],
+        unknown: "unknown ECN mask {got} (known: {known})",
+        trim: false,
+    },
+    default: "\"l4s_ect\"",
+    help: "which ECN codepoints go to the L queue: ECT(1) and CE, ECT(0) and CE, or any ECT",
+};
+const MTU: Param = Param {
+    name: "mtu",
+    kind: POSITIVE_MTU,
+    default: "the link's MTU",
+    help: "packet size of the memory_limit default and the \"backlog below 2 MTU\" guard",
+};
 
-pub(crate) const PI2_KEYS: &[&str] = &[
-    "limit",
-    "memory_limit",
-    "target",
-    "tupdate",
-    "alpha",
-    "beta",
-    "coupling",
-    "drop_early",
-    "drop_overload",
-    "ecn_mask",
-    "mtu",
-];
+/// DualPI2's parameters.
+pub const DUALPI2: Algorithm = Algorithm {
+    name: "dualpi2",
+    aliases: &[],
+    family: Family::QueueDiscipline,
+    summary: "the L4S DualQ Coupled AQM: an L4S queue and a classic queue, one PI core",
+    reference: "Linux net/sched/sch_dualpi2.c; RFC 9332 §2.4 and Appendix A; RFC 9331",
+    params: &[
+        LIMIT,
+        MEMORY_LIMIT,
+        TARGET,
+        TUPDATE,
+        ALPHA,
+        BETA,
+        STEP_THRESH,
+        MIN_QLEN_STEP,
+        COUPLING,
+        DROP_EARLY,
+        DROP_OVERLOAD,
+        C_PROTECTION,
+        ECN_MASK,
+        MTU,
+    ],
+};
 
-/// A gain in Hz to `tc`'s 1/256 Hz, refusing what Linux's netlink policy refuses.
-fn gain_256(hz: f64) -> Option<String> {
-    let v = (hz * 256.0).round();
-    (!(hz.is_finite() && v >= 1.0 && v <= ALPHA_BETA_MAX as f64)).then(|| {
-        format!(
-            "expected a gain in Hz between 1/256 and {:.0} (tc passes 256 x the value, rounded, in [1, 2^31 - 1]), got {hz}",
-            ALPHA_BETA_MAX as f64 / 256.0
-        )
-    })
+/// PI2's parameters.
+pub const PI2: Algorithm = Algorithm {
+    name: "pi2",
+    aliases: &[],
+    family: Family::QueueDiscipline,
+    summary: "PI2 in one queue: DualPI2's PI core, classic p'^2 and scalable k p'",
+    reference:
+        "RFC 9332 §2.4 (De Schepper et al., \"PI2\", CoNEXT 2016); Linux sch_dualpi2.c defaults",
+    params: &[
+        LIMIT,
+        MEMORY_LIMIT,
+        TARGET,
+        TUPDATE,
+        ALPHA,
+        BETA,
+        COUPLING,
+        DROP_EARLY,
+        DROP_OVERLOAD,
+        ECN_MASK,
+        MTU,
+    ],
+};
+
+/// `"1ms"` (sojourn time, Linux `step_thresh_us`) or `"5p"` (L queue length, Linux
+/// `step_thresh_pkts`).
+fn step_thresh(value: &ParamValue) -> Result<Value, String> {
+    let s = params::text(value)?;
+    let bad =
+        || format!("expected a duration like \"1ms\" or a packet count like \"5p\", got {s:?}");
+    if let Some(n) = s.strip_suffix('p') {
+        return n.parse::<u64>().map(Value::Packets).map_err(|_| bad());
+    }
+    crate::scenario::SimDuration::parse(s)
+        .map(|d| Value::Ns(d.ns))
+        .map_err(|_| bad())
 }
 
-fn parse_config(
-    p: &mut Params<'_>,
-    path: &str,
-    link: LinkInfo,
-    mode: Mode,
-) -> Result<DualPi2Config, ScenarioError> {
-    let limit = p.parsed("limit", QueueLimit::Packets(10_000), QueueLimit::parse)?;
-    let limit = match limit {
+fn read_config(r: &Reader<'_>, link: LinkInfo, mode: Mode) -> Result<DualPi2Config, ScenarioError> {
+    let limit = match r.limit("limit")?.unwrap_or(QueueLimit::Packets(10_000)) {
         QueueLimit::Packets(n) => n,
         QueueLimit::Bdp(f) => bdp_packets(f, link),
         QueueLimit::Bytes(_) => {
-            return Err(ScenarioError::new(
-                format!("{path}.limit"),
+            return Err(r.error(
+                "limit",
                 "counts packets (Linux sch->limit), like \"10000p\" or \"2bdp\"; a byte bound is memory_limit",
             ))
         }
     };
-    let mtu = p.positive_mtu(link)?;
-    let memory_limit = p
-        .parsed(
-            "memory_limit",
-            ByteSize {
-                bytes: limit.saturating_mul(2 * mtu),
-            },
-            |s| match ByteSize::parse(s) {
-                Ok(b) if b.bytes > 0 => Ok(b),
-                _ => Err(format!("expected a positive size like \"30MB\", got {s:?}")),
-            },
-        )?
-        .bytes;
-    let target = p.parsed(
-        "target",
-        crate::scenario::SimDuration { ns: 15_000_000 },
-        positive_duration,
-    )?;
-    let tupdate = p.parsed(
-        "tupdate",
-        crate::scenario::SimDuration { ns: 16_000_000 },
-        positive_duration,
-    )?;
-    let alpha = p.number("alpha", 41.0 / 256.0, gain_256)?;
-    let beta = p.number("beta", 819.0 / 256.0, gain_256)?;
+    let mtu = r.bytes("mtu", link.mtu_bytes as u64)?;
+    let memory_limit = r.bytes("memory_limit", limit.saturating_mul(2 * mtu))?;
+    let target = r.ns("target", 15_000_000)?;
+    let tupdate = r.ns("tupdate", 16_000_000)?;
+    let alpha = r.number("alpha", 41.0 / 256.0)?;
+    let beta = r.number("beta", 819.0 / 256.0)?;
     let (alpha_256, beta_256) = (
         (alpha * 256.0).round() as u32,
         (beta * 256.0).round() as u32,
     );
-    let coupling = p.number("coupling", 2.0, |k| {
-        (!(k.fract() == 0.0 && (1.0..=255.0).contains(&k)))
-            .then(|| format!("expected an integer in [1, 255] (Linux u8, at least 1), got {k}"))
-    })? as u8;
-    let drop_early = p.boolean("drop_early", false)?;
-    let drop_overload = p.boolean("drop_overload", true)?;
-    let ecn_mask = p.parsed("ecn_mask", 1u8, |s| match s {
-        "l4s_ect" => Ok(1),
-        "cla_ect" => Ok(2),
-        "any_ect" => Ok(3),
-        _ => Err(format!(
-            "unknown ECN mask {s:?} (known: l4s_ect, cla_ect, any_ect)"
-        )),
-    })?;
+    let coupling = r.number("coupling", 2.0)? as u8;
+    let drop_early = r.boolean("drop_early", false)?;
+    let drop_overload = r.boolean("drop_overload", true)?;
+    let ecn_mask = match r.word("ecn_mask", "l4s_ect")? {
+        "cla_ect" => 2,
+        "any_ect" => 3,
+        _ => 1,
+    };
     let (step, min_qlen_step, wc) = if mode == Mode::Dual {
-        let step = p.parsed("step_thresh", Step::Time(1_000_000), parse_step)?;
-        let min_qlen_step = p.number("min_qlen_step", 0.0, |n| {
-            (!(n.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&n)))
-                .then(|| format!("expected a whole number of packets, got {n}"))
-        })? as u64;
-        let wc = p.number("c_protection", 10.0, |w| {
-            (!(w.fract() == 0.0 && (0.0..=100.0).contains(&w)))
-                .then(|| format!("expected a whole percentage in [0, 100], got {w}"))
-        })? as u8;
+        let step = match r.get("step_thresh")? {
+            None => Step::Time(1_000_000),
+            Some(Value::Packets(n)) => Step::Packets(n),
+            Some(v) => Step::Time(v.ns()),
+        };
+        let min_qlen_step = r.number("min_qlen_step", 0.0)? as u64;
+        let wc = r.number("c_protection", 10.0)? as u8;
         (step, min_qlen_step, wc)
     } else {
         (Step::Time(u64::MAX), 0, 10)
@@ -752,8 +851,8 @@ fn parse_config(
         mode,
         limit,
         memory_limit,
-        target_ns: target.ns,
-        tupdate_ns: tupdate.ns,
+        target_ns: target,
+        tupdate_ns: tupdate,
         alpha_256,
         beta_256,
         alpha: scale_alpha_beta(alpha_256),
@@ -767,21 +866,6 @@ fn parse_config(
         ecn_mask,
         mtu,
     })
-}
-
-/// `"1ms"` (sojourn time, Linux `step_thresh_us`) or `"5p"` (L queue length, Linux
-/// `step_thresh_pkts`).
-fn parse_step(s: &str) -> Result<Step, String> {
-    if let Some(n) = s.strip_suffix('p') {
-        return n.parse::<u64>().map(Step::Packets).map_err(|_| {
-            format!("expected a duration like \"1ms\" or a packet count like \"5p\", got {s:?}")
-        });
-    }
-    crate::scenario::SimDuration::parse(s)
-        .map(|d| Step::Time(d.ns))
-        .map_err(|_| {
-            format!("expected a duration like \"1ms\" or a packet count like \"5p\", got {s:?}")
-        })
 }
 
 #[cfg(test)]
