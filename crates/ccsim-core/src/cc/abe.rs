@@ -37,7 +37,7 @@ pub const fn abe_switch<C: HasAbe>() -> Settable<C> {
             name: "abe",
             kind: Kind::Bool,
             default: "on when beta_ecn is given",
-            help: "Alternative Backoff with ECN (RFC 8511): beta_ecn answers an ECN echo",
+            help: "ABE switch: `abe = true` alone uses the default `beta_ecn`; `abe = false` wins over a given `beta_ecn` (in any key order)",
         },
         set: |c, v| c.abe_mut().explicit = Some(v.boolean()),
     }
@@ -67,7 +67,7 @@ pub const fn in_slow_start<C: HasAbe>() -> Settable<C> {
             name: "abe_in_slow_start",
             kind: Kind::Bool,
             default: "false",
-            help: "use beta_ecn also for an echo that ends slow start (paper 003 §III-A)",
+            help: "`false`: an echo that ends slow start gets the loss `beta` (RFC 8511 §3); `true`: `beta_ecn` there too (paper 003 §III-A, FreeBSD)",
         },
         set: |c, v| c.abe_mut().in_slow_start = v.boolean(),
     }

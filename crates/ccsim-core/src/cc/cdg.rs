@@ -80,7 +80,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 name: "window",
                 kind: Kind::Number { what: "a power of two in [1, 256]", ok: |w| w.fract() == 0.0 && (1.0..=256.0).contains(&w) && (w as u32).is_power_of_two() },
                 default: "8",
-                help: "rounds in the moving gradient average; a change restarts it",
+                help: "rounds in the gradient window; a change restarts the window",
             },
             set: |c, v| {
                 let w = v.number() as u32;
@@ -96,7 +96,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 name: "backoff_beta",
                 kind: Kind::Number { what: "a number in [0, 1]", ok: |b| (0.0..=1.0).contains(&b) },
                 default: "724/1024 (0.7070)",
-                help: "multiplicative decrease on a delay backoff",
+                help: "multiplicative decrease of a delay backoff",
             },
             set: |c, v| c.backoff_beta = v.number(),
         },
@@ -105,7 +105,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 name: "backoff_factor",
                 kind: Kind::Number { what: "a number >= 0", ok: |f| f >= 0.0 },
                 default: "42",
-                help: "inverse scale of the backoff probability; 0 disables the delay backoff",
+                help: "Linux's factor; rounded to an integer unless `exact_factor`; 0 disables the delay backoff",
             },
             set: |c, v| {
                 c.factor_source = FactorSource::Factor(v.number());
@@ -117,7 +117,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 name: "g",
                 kind: Kind::Number { what: "a positive number (milliseconds)", ok: |g| g > 0.0 },
                 default: "none (backoff_factor applies)",
-                help: "paper 000's G in ms, instead of backoff_factor: factor = 1000 / (g x window), rounded",
+                help: "paper 000's G instead of `backoff_factor`: factor = round(1000 / (g · window)) (G = 3 gives 42; a G large enough to round to 0 disables the backoff)",
             },
             set: |c, v| {
                 c.factor_source = FactorSource::G(v.number());
@@ -129,7 +129,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 name: "exact_factor",
                 kind: Kind::Bool,
                 default: "false",
-                help: "keep the factor real-valued (no rounding, no 32-bit wrap of grad x factor)",
+                help: "keep the real-valued factor (no rounding, no 32-bit wrap of grad × factor)",
             },
             set: |c, v| {
                 c.exact_factor = v.boolean();
@@ -141,7 +141,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 name: "hystart_detect",
                 kind: Kind::Integer { lo: 0, hi: 3 },
                 default: "3",
-                help: "HyStart signals: 1 ACK train, 2 delay, 3 both",
+                help: "CDG's HyStart: 1 ACK train, 2 delay, 3 both",
             },
             set: |c, v| c.hystart_detect = v.int() as u32,
         },
@@ -150,7 +150,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 name: "use_ineff",
                 kind: Kind::Integer { lo: 0, hi: u32::MAX as u64 },
                 default: "5",
-                help: "ineffective backoffs before treating loss as competing traffic (0: off)",
+                help: "backoffs in a row without a falling gradient after which backoff is skipped (0: off)",
             },
             set: |c, v| c.use_ineff = v.int() as u32,
         },
@@ -159,7 +159,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 name: "use_shadow",
                 kind: Kind::Bool,
                 default: "true",
-                help: "keep a shadow window that loss backoffs halve",
+                help: "shadow window: on loss `ssthresh = max(2, shadow, cwnd/2)` with `shadow = min(shadow/2, cwnd)` (without it `max(2, cwnd/2)`)",
             },
             set: |c, v| c.use_shadow = v.boolean(),
         },
@@ -168,7 +168,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 name: "use_tolerance",
                 kind: Kind::Bool,
                 default: "false",
-                help: "tolerate losses not preceded by a delay increase",
+                help: "a loss with a non-full queue does not reduce",
             },
             set: |c, v| c.use_tolerance = v.boolean(),
         },
@@ -177,7 +177,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 name: "coexistence",
                 kind: Kind::Bool,
                 default: "true",
-                help: "shorthand: false sets use_shadow = false and use_ineff = 0 (paper 000)",
+                help: "shorthand: `false` sets `use_shadow = false`, `use_ineff = 0` (paper 000's \"co-existence heuristics disabled\"); `true` restores `true`, `5`",
             },
             set: |c, v| {
                 let on = v.boolean();

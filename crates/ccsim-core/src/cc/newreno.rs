@@ -57,7 +57,7 @@ pub const TABLE: Algorithm<Settable<NewReno>> = Algorithm {
                 name: "beta",
                 kind: OPEN_UNIT,
                 default: "0.5",
-                help: "multiplicative decrease on loss (and on ECN unless ABE applies)",
+                help: "multiplicative decrease on loss, and on ECN unless ABE applies; 0.5 is Linux's `max(cwnd >> 1, 2)` exactly",
             },
             set: |c, v| c.beta = v.number(),
         },

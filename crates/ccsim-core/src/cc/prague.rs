@@ -95,7 +95,7 @@ pub const TABLE: Algorithm<Settable<Prague>> = Algorithm {
                     trim: false,
                 },
                 default: "\"rate\"",
-                help: "RTT-independence heuristic (Linux RTT_CONTROL_*)",
+                help: "RTT-independence heuristic: Linux `prague_rtt_scaling` (`RTT_CONTROL_*`)",
             },
             set: |c, v| {
                 c.rtt_scaling = match v.word() {
@@ -115,7 +115,7 @@ pub const TABLE: Algorithm<Settable<Prague>> = Algorithm {
                     read: rtt_target,
                 },
                 default: "\"25ms\"",
-                help: "the RTT the scaling heuristics aim at (kept in 128 µs units)",
+                help: "Linux `prague_rtt_target`, kept in 128 µs units",
             },
             set: |c, v| c.rtt_target = (v.ns() / 1000) >> RTT_UNIT,
         },
@@ -127,7 +127,7 @@ pub const TABLE: Algorithm<Settable<Prague>> = Algorithm {
                     hi: u32::MAX as u64,
                 },
                 default: "500",
-                help: "rounds over which RTT scaling phases in",
+                help: "rounds after slow start before RTT independence applies",
             },
             set: |c, v| c.rtt_transition = v.int() as u32,
         },

@@ -291,25 +291,25 @@ pub(crate) const TARGET: Param = Param {
     name: "target",
     kind: POSITIVE_DURATION,
     default: "\"5ms\"",
-    help: "acceptable standing queue delay",
+    help: "target sojourn time",
 };
 pub(crate) const INTERVAL: Param = Param {
     name: "interval",
     kind: POSITIVE_DURATION,
     default: "\"100ms\"",
-    help: "sliding window for the minimum sojourn time; about a worst-case RTT",
+    help: "interval: about a worst-case RTT",
 };
 pub(crate) const ECN: Param = Param {
     name: "ecn",
     kind: Kind::Bool,
     default: "false",
-    help: "CE-mark ECN-capable packets instead of dropping them",
+    help: "CE-mark ECT packets instead of dropping",
 };
 pub(crate) const CE_THRESHOLD: Param = Param {
     name: "ce_threshold",
     kind: ANY_DURATION,
     default: "none",
-    help: "also CE-mark every ECT packet whose sojourn exceeds this (Linux ce_threshold)",
+    help: "CE-mark every ECT packet whose sojourn exceeds it",
 };
 pub(crate) const MTU: Param = Param {
     name: "mtu",
@@ -318,19 +318,20 @@ pub(crate) const MTU: Param = Param {
         ok: |_| true,
     },
     default: "the link's MTU",
-    help: "backlog at or below which CoDel does not drop (Linux: one MTU)",
+    help: "below this backlog nothing is dropped",
 };
 pub(crate) const EXACT_SQRT: Param = Param {
     name: "exact_sqrt",
     kind: Kind::Bool,
     default: "false",
-    help: "exact interval / sqrt(count) instead of Linux's Newton step",
+    help:
+        "`true`: exact `interval/√count` (RFC 8289 pseudocode); `false`: Linux's Q0.16 Newton step",
 };
 pub(crate) const LIMIT: Param = Param {
     name: "limit",
     kind: Kind::Limit,
     default: "\"1000p\"",
-    help: "tail-drop limit",
+    help: "tail-drop limit (Linux: packets; here also bytes or BDPs)",
 };
 
 /// CoDel's parameters.
@@ -356,7 +357,7 @@ pub const TABLE: Algorithm = Algorithm {
                 trim: true,
             },
             default: "\"linux\"",
-            help: "Linux's CoDel, or ns-2's codel.cc",
+            help: "`\"ns2\"`: ns-2.35's `queue/codel.cc` (Nichols 2012), which 2012-2014 ns-2 studies ran (paper 002): re-entry at `count − 2` within 8 intervals (Linux: `count − lastcount` within 16), re-arm after `interval/√count` when the delay rises again within 8 intervals of the last drop, drops from `now ≥ first_above_time`, `count` grown after a drop only if the next packet also says drop, exact square root",
         },
     ],
 };

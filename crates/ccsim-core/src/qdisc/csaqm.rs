@@ -85,13 +85,13 @@ pub const TABLE: Algorithm = Algorithm {
                 read: d_max,
             },
             default: "\"inf\"",
-            help: "maximum allowed queueing delay D_max (buffer C x D_max)",
+            help: "maximum queueing delay D_max (≥ `d`); `\"inf\"`/`\"infinite\"`/`\"infinity\"`: no buffer limit at all",
         },
         Param {
             name: "t_update",
             kind: ANY_DURATION,
             default: "\"1ms\"",
-            help: "period of the congestion threshold value's update",
+            help: "CTV recomputation period",
         },
         Param {
             name: "capacity",

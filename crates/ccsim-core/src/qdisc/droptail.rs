@@ -24,7 +24,7 @@ pub const TABLE: Algorithm = Algorithm {
         name: "limit",
         kind: Kind::Limit,
         default: "\"1bdp\"",
-        help: "tail-drop limit: packets (\"100p\"), bytes (\"150KB\") or BDPs in MTU packets (\"1bdp\")",
+        help: "packets (`\"100p\"`: admit while `qlen < limit`) or bytes (`\"150KB\"`: admit while `backlog + size ≤ limit`)",
     }],
 };
 

@@ -633,8 +633,7 @@ const LIMIT: Param = Param {
     name: "limit",
     kind: Kind::Limit,
     default: "\"10000p\"",
-    help:
-        "packets held (Linux sch->limit), like \"10000p\" or \"2bdp\"; a byte bound is memory_limit",
+    help: "packets in both queues (`\"Np\"` or a BDP multiple); a byte limit is refused (use `memory_limit`)",
 };
 const MEMORY_LIMIT: Param = Param {
     name: "memory_limit",
@@ -643,19 +642,19 @@ const MEMORY_LIMIT: Param = Param {
         ok: |b| b > 0,
     },
     default: "limit x 2 x mtu",
-    help: "bytes held plus the arrival above which it is dropped (Linux memory_limit)",
+    help: "bytes in both queues (wire sizes; Linux counts `truesize`)",
 };
 const TARGET: Param = Param {
     name: "target",
     kind: POSITIVE_DURATION,
     default: "\"15ms\"",
-    help: "the PI controller's target queue delay",
+    help: "PI target delay",
 };
 const TUPDATE: Param = Param {
     name: "tupdate",
     kind: POSITIVE_DURATION,
     default: "\"16ms\"",
-    help: "period of the PI update",
+    help: "PI update period (the first update one `tupdate` after the start)",
 };
 /// A gain in Hz; `tc` passes 256 x the value, rounded, and Linux's netlink policy refuses
 /// what falls outside [1, 2^31 - 1] (ALPHA_BETA_MAX).
@@ -670,13 +669,13 @@ const ALPHA: Param = Param {
     name: "alpha",
     kind: GAIN_256,
     default: "41/256 (0.16)",
-    help: "integral gain in Hz",
+    help: "integral gain in Hz; passed as `tc` does, `round(256 × alpha)`",
 };
 const BETA: Param = Param {
     name: "beta",
     kind: GAIN_256,
     default: "819/256 (3.2)",
-    help: "proportional gain in Hz",
+    help: "proportional gain in Hz; passed as `tc` does, `round(256 × beta)`",
 };
 const STEP_THRESH: Param = Param {
     name: "step_thresh",
@@ -686,7 +685,7 @@ const STEP_THRESH: Param = Param {
         read: step_thresh,
     },
     default: "\"1ms\"",
-    help: "L sojourn time (or L queue length with \"Np\") above which L packets are marked",
+    help: "L step threshold: a sojourn (`\"1ms\"`) or an L queue length (`\"5p\"`)",
 };
 const MIN_QLEN_STEP: Param = Param {
     name: "min_qlen_step",
@@ -695,7 +694,7 @@ const MIN_QLEN_STEP: Param = Param {
         ok: |n| n.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&n),
     },
     default: "0",
-    help: "packets in L at arrival below which the step does not mark",
+    help: "step only for packets that found at least this many packets in L",
 };
 const COUPLING: Param = Param {
     name: "coupling",
@@ -704,19 +703,19 @@ const COUPLING: Param = Param {
         ok: |k| k.fract() == 0.0 && (1.0..=255.0).contains(&k),
     },
     default: "2",
-    help: "coupling factor k between the classic and L4S probabilities",
+    help: "coupling factor k",
 };
 const DROP_EARLY: Param = Param {
     name: "drop_early",
     kind: Kind::Bool,
     default: "false",
-    help: "take the drop decision at enqueue instead of dequeue",
+    help: "take the AQM decision at enqueue instead of dequeue",
 };
 const DROP_OVERLOAD: Param = Param {
     name: "drop_overload",
     kind: Kind::Bool,
     default: "true",
-    help: "drop, not mark, L4S packets when the probability saturates (overload)",
+    help: "on overload drop (else mark L packets and let the queue grow to `limit`)",
 };
 const C_PROTECTION: Param = Param {
     name: "c_protection",
@@ -725,7 +724,7 @@ const C_PROTECTION: Param = Param {
         ok: |w| w.fract() == 0.0 && (0.0..=100.0).contains(&w),
     },
     default: "10",
-    help: "the C queue's weight (%) in the starvation-protection scheduler",
+    help: "C queue WRR weight in %",
 };
 const ECN_MASK: Param = Param {
     name: "ecn_mask",
@@ -735,13 +734,13 @@ const ECN_MASK: Param = Param {
         trim: false,
     },
     default: "\"l4s_ect\"",
-    help: "which ECN codepoints go to the L queue: ECT(1) and CE, ECT(0) and CE, or any ECT",
+    help: "`\"l4s_ect\"` (ECT(1), CE), `\"cla_ect\"` (ECT(0), CE), `\"any_ect\"`",
 };
 const MTU: Param = Param {
     name: "mtu",
     kind: POSITIVE_MTU,
     default: "the link's MTU",
-    help: "packet size of the memory_limit default and the \"backlog below 2 MTU\" guard",
+    help: "for the credit, the `memory_limit` default and the 2-MTU guard",
 };
 
 /// DualPI2's parameters.

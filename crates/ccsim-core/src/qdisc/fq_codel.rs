@@ -134,7 +134,7 @@ pub const TABLE: Algorithm = Algorithm {
                 read: packet_limit,
             },
             default: "\"10240p\"",
-            help: "packets held in all queues together; beyond it the fattest queue drops",
+            help: "packets in all queues, like Linux's (`\"Np\"`, or a BDP multiple `\"2bdp\"` resolved to packets); a byte limit is refused",
         },
         Param {
             name: "flows",
@@ -143,7 +143,7 @@ pub const TABLE: Algorithm = Algorithm {
                 ok: |x| x.fract() == 0.0 && (1.0..=65536.0).contains(&x),
             },
             default: "1024",
-            help: "flow queues (hash buckets)",
+            help: "number of queues",
         },
         Param {
             name: "quantum",
@@ -153,7 +153,7 @@ pub const TABLE: Algorithm = Algorithm {
                 read: quantum,
             },
             default: "the link's MTU",
-            help: "bytes a queue may send per round (DRR quantum)",
+            help: "DRR quantum",
         },
         Param {
             name: "drop_batch_size",
@@ -171,7 +171,7 @@ pub const TABLE: Algorithm = Algorithm {
                 ok: |x| x.fract() == 0.0 && (0.0..=9.007_199_254_740_992e15).contains(&x),
             },
             default: "drawn from the run's seed",
-            help: "perturbation of the flow hash",
+            help: "fixes the flow-to-queue hash",
         },
         Param {
             name: "backlog_check",
@@ -181,7 +181,7 @@ pub const TABLE: Algorithm = Algorithm {
                 trim: false,
             },
             default: "\"qdisc\"",
-            help: "whose backlog CoDel's \"at most one MTU queued\" test reads: Linux's or ns-3's",
+            help: "the backlog CoDel's minimum-backlog check compares with `mtu`: `\"qdisc\"`, the whole qdisc's (Linux passes `sch->qstats.backlog`), or `\"flow\"`, the flow queue's own (ns-3's `FqCoDelQueueDisc`, whose per-flow `CoDelQueueDisc` tests its own bytes against `MinBytes`): then a flow with one packet queued is never dropped or marked, however long it waited",
         },
     ],
 };

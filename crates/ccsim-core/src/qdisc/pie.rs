@@ -792,25 +792,25 @@ pub(crate) const PRESET: Param = Param {
         trim: false,
     },
     default: "none",
-    help: "defaults of paper 002 as its authors ran it, or of paper 003's Linux 3.17 PIE",
+    help: "a set of defaults; explicit parameters override it",
 };
 pub(crate) const TARGET: Param = Param {
     name: "target",
     kind: POSITIVE_DURATION,
     default: "\"15ms\" (rfc8033); \"20ms\" (pie2013, ns2, presets)",
-    help: "target queue delay (ref_del)",
+    help: "reference delay",
 };
 pub(crate) const TUPDATE: Param = Param {
     name: "tupdate",
     kind: POSITIVE_DURATION,
     default: "\"15ms\" (preset abe-linux: \"30ms\")",
-    help: "period of the drop-probability update",
+    help: "probability update period",
 };
 pub(crate) const FIRST_UPDATE: Param = Param {
     name: "first_update",
     kind: ANY_DURATION,
     default: "\"500ms\" (rfc8033); tupdate (pie2013, ns2)",
-    help: "time of the first update after creation",
+    help: "time of the first update (Linux: HZ/2 after creation)",
 };
 pub(crate) const ALPHA: Param = Param {
     name: "alpha",
@@ -819,7 +819,7 @@ pub(crate) const ALPHA: Param = Param {
         ok: |x| x >= 0.0,
     },
     default: "0.125 (rfc8033, abe-linux); 0.25 (pie2013, ns2)",
-    help: "integral gain in Hz (Linux tc: 16 x this)",
+    help: "α, Hz (Linux tc: 16 x this)",
 };
 pub(crate) const BETA: Param = Param {
     name: "beta",
@@ -828,7 +828,7 @@ pub(crate) const BETA: Param = Param {
         ok: |x| x >= 0.0,
     },
     default: "1.25 (rfc8033, abe-linux); 2.5 (pie2013, ns2)",
-    help: "proportional gain in Hz (Linux tc: 16 x this)",
+    help: "β, Hz (Linux tc: 16 x this)",
 };
 pub(crate) const MAX_BURST: Param = Param {
     name: "max_burst",
@@ -840,19 +840,19 @@ pub(crate) const LIMIT: Param = Param {
     name: "limit",
     kind: Kind::Limit,
     default: "\"1000p\"",
-    help: "tail-drop limit",
+    help: "tail-drop limit (packets, bytes or BDPs)",
 };
 pub(crate) const ECN: Param = Param {
     name: "ecn",
     kind: Kind::Bool,
     default: "false (abe-linux: true)",
-    help: "CE-mark ECN-capable packets instead of dropping them",
+    help: "CE-mark ECT packets instead of dropping",
 };
 pub(crate) const ECN_DROP_THRESHOLD: Param = Param {
     name: "ecn_drop_threshold",
     kind: Kind::Bool,
     default: "true (rfc8033); false otherwise",
-    help: "drop, not mark, once p exceeds ecn_threshold (RFC 8033 §5.1)",
+    help: "mark only while p ≤ `ecn_threshold`, drop above",
 };
 pub(crate) const ECN_THRESHOLD: Param = Param {
     name: "ecn_threshold",
@@ -864,13 +864,13 @@ pub(crate) const BYTEMODE: Param = Param {
     name: "bytemode",
     kind: Kind::Bool,
     default: "false",
-    help: "scale p by packet size / MTU (Linux bytemode)",
+    help: "scale p by size/MTU",
 };
 pub(crate) const DQ_RATE_ESTIMATOR: Param = Param {
     name: "dq_rate_estimator",
     kind: Kind::Bool,
     default: "false (rfc8033); true (pie2013, ns2, abe-linux)",
-    help: "delay from the departure rate instead of timestamps",
+    help: "delay from the departure rate (Little's law) instead of timestamps",
 };
 pub(crate) const DQ_THRESHOLD: Param = Param {
     name: "dq_threshold",
@@ -879,13 +879,13 @@ pub(crate) const DQ_THRESHOLD: Param = Param {
         ok: |b| b > 0,
     },
     default: "\"16384B\" (rfc8033); \"4500B\" (pie2013, ns2); \"10000B\" (abe-linux)",
-    help: "backlog that starts a departure-rate measurement cycle, and its length",
+    help: "bytes queued (and departed) for a rate measurement",
 };
 pub(crate) const RATE_EWMA: Param = Param {
     name: "rate_ewma",
     kind: PROBABILITY,
     default: "0.125 (pie2013 only; ns2: 0.5)",
-    help: "weight of the departure-rate average",
+    help: "ε of the departure-rate EWMA; `pie2013` only",
 };
 pub(crate) const AUTOTUNE: Param = Param {
     name: "autotune",
@@ -895,7 +895,7 @@ pub(crate) const AUTOTUNE: Param = Param {
         trim: false,
     },
     default: "\"rfc8033\" (7 tiers; rfc8033 without preset); \"pie2013\" (3 tiers) otherwise",
-    help: "table scaling alpha and beta down at small p",
+    help: "α/β scaling: `\"rfc8033\"` 7 tiers (/2048 … 1), `\"pie2013\"` 3 tiers (p < 1 %: /8, < 10 %: /2)",
 };
 pub(crate) const IDLE_DECAY: Param = Param {
     name: "idle_decay",
@@ -904,49 +904,49 @@ pub(crate) const IDLE_DECAY: Param = Param {
         ok: |x| (0.0..=1.0).contains(&x),
     },
     default: "1/64 (rfc8033); 0 (pie2013); 0.02 (preset pie2013, abe-linux)",
-    help: "p shrinks by this fraction per update while both delays are 0",
+    help: "fraction of p removed per update when both delays are 0 (RFC 8033 §4.2 uses 0.02)",
 };
 pub(crate) const CAP_INCREASE: Param = Param {
     name: "cap_increase",
     kind: Kind::Bool,
     default: "true (rfc8033, preset pie2013); false (pie2013)",
-    help: "at p >= 10 % one update raises p by at most 2 %",
+    help: "cap Δp at 2 % when p ≥ 10 %",
 };
 pub(crate) const HIGH_DELAY_BOOST: Param = Param {
     name: "high_delay_boost",
     kind: Kind::Bool,
     default: "true (rfc8033, preset pie2013); false (pie2013)",
-    help: "+2 % when the delay exceeds 250 ms",
+    help: "add 2 % when the delay exceeds 250 ms",
 };
 pub(crate) const EARLY_DROP_GUARD: Param = Param {
     name: "early_drop_guard",
     kind: Kind::Bool,
     default: "true (rfc8033, preset pie2013); false (pie2013)",
-    help: "no early drop while delay < target/2 and p < 20 %, or below 2 MTU queued",
+    help: "no early drop when qdelay < target/2 and p < 20 %, or backlog < 2 MTU",
 };
 pub(crate) const DERANDOMIZE: Param = Param {
     name: "derandomize",
     kind: Kind::Bool,
     default: "true (rfc8033); false otherwise",
-    help: "accumulate p between drops (RFC 8033 §5.1 de-randomisation)",
+    help: "Linux's accumulated-probability de-randomisation",
 };
 pub(crate) const CLAMP_PROB: Param = Param {
     name: "clamp_prob",
     kind: Kind::Bool,
     default: "false (rfc8033); true otherwise",
-    help: "keep p within [0, 1] (pie2013) instead of Linux's bounds",
+    help: "keep p ≤ 1 (`false`: p may grow to 256 as in Linux, whose `MAX_PROB` lives in a u64)",
 };
 pub(crate) const QUIET_RESET: Param = Param {
     name: "quiet_reset",
     kind: Kind::Bool,
     default: "false (pie2013 only; preset pie2013: true)",
-    help: "restart the rate estimate and burst allowance after quiet updates",
+    help: "`pie2013` only: at an update with p = 0 and both delays below target/2, also reset the burst allowance, abandon the rate measurement and forget the averaged rate (`rfc8033` always re-initialises, as Linux)",
 };
 pub(crate) const MTU: Param = Param {
     name: "mtu",
     kind: POSITIVE_MTU,
     default: "the link's MTU",
-    help: "packet size of the \"below 2 MTU\" guard and of bytemode",
+    help: "size for `bytemode` and the 2-MTU guard",
 };
 
 /// PIE's parameters.

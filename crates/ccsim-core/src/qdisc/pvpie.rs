@@ -89,6 +89,7 @@ pub const TABLE: Algorithm = Algorithm {
         pie::EARLY_DROP_GUARD,
         Param {
             default: "true",
+            help: "p is a quantile level in [0, 1]",
             ..pie::CLAMP_PROB
         },
         pie::QUIET_RESET,
@@ -97,7 +98,7 @@ pub const TABLE: Algorithm = Algorithm {
             name: "window",
             kind: POSITIVE_DURATION,
             default: "\"100ms\"",
-            help: "time frame of the packet-value distribution the threshold is taken from",
+            help: "arrivals (counted per packet, dropped ones included) over which the quantile is taken",
         },
     ],
 };
