@@ -6,18 +6,13 @@
 //! (Khademi et al., "Alternative Backoff"), Section III. The once-per-RTT limit is the
 //! sender's CWR state (Linux `tcp_enter_cwr`), not repeated here.
 //!
-//! Parameters (on the host algorithm's table):
-//! - `abe` (bool): switch. When not given, ABE is on exactly when `beta_ecn` is given, so
-//!   `cc = { kind = "newreno", beta_ecn = 0.8 }` means ABE; `abe = true` alone uses the
-//!   algorithm's default `beta_ecn`; `abe = false` wins over a given `beta_ecn`. The rule
-//!   does not depend on the order in which the keys are set.
-//! - `beta_ecn` (number in (0, 1)): the multiplicative decrease on an ECN-Echo (defaults:
-//!   NewReno 0.8 per RFC 8511 §3.1, CUBIC 0.85).
-//! - `abe_in_slow_start` (bool, default false): RFC 8511 §3 uses `beta_ecn` only for an
-//!   ECN-Echo received in congestion avoidance; an echo that ends slow start (cwnd <
-//!   ssthresh when it arrives) gets the loss `beta`. Paper 003 Section III-A applies
-//!   `beta_ecn` at the end of slow start too: `true` reproduces the paper (and FreeBSD's
-//!   `cc_newreno`, which ignores slow start).
+//! Parameters: three entries declared here ([`abe_switch`], [`beta_ecn`],
+//! [`in_slow_start`]) and listed in the host algorithm's table. When `abe` is not given,
+//! ABE is on exactly when `beta_ecn` is given (`cc = { kind = "newreno", beta_ecn = 0.8 }`
+//! means ABE), whatever the order of the keys. RFC 8511 §3 uses `beta_ecn` only for an
+//! ECN-Echo received in congestion avoidance (an echo that ends slow start gets the loss
+//! `beta`); paper 003 Section III-A applies it at the end of slow start too, as
+//! `abe_in_slow_start = true` (and FreeBSD's `cc_newreno`) does.
 //!
 //! Departures: like Linux (and unlike RFC 8511's FlightSize) the factor multiplies cwnd;
 //! the product is truncated to whole packets.

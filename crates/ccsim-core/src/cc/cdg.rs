@@ -16,8 +16,8 @@
 //! - Backoff with probability `1 - exp(-grad[µs] * backoff_factor * 1e-6)` when grad > 0:
 //!   `tcp_enter_cwr()` (here `tp.request_cwr`) with `ssthresh = max(2, cwnd *
 //!   backoff_beta)`, no growth on that ACK. With the window full and a constant per-round
-//!   gradient ḡ this is paper 000's `P = 1 - exp(-ḡ/G)` with `backoff_factor = 1000 / (G[ms]
-//!   * window)`.
+//!   gradient ḡ this is paper 000's `P = 1 - exp(-ḡ/G)` with
+//!   `backoff_factor = 1000 / (G_ms * window)`.
 //! - Ineffectual backoff (`use_ineff`): every backoff decision counts; beyond `use_ineff` in
 //!   a row without a summed gradient <= -32 µs, backoffs are skipped.
 //! - Shadow window (`use_shadow`): grows with cwnd's Reno increments, is raised to cwnd at
@@ -31,20 +31,13 @@
 //!   `ssthresh = cwnd`.
 //! - Growth is Reno's; undo is Reno's (`max(cwnd, prior_cwnd)`).
 //!
-//! Parameters (Linux module parameters, defaults): `window` (8; power of two <= 256),
-//! `backoff_beta` (0.7071 x 1024 = 724 -> 724/1024), `backoff_factor` (42), `hystart_detect`
-//! (3), `use_ineff` (5), `use_shadow` (true), `use_tolerance` (false). Additions:
-//! - `g`: paper 000's G in milliseconds instead of `backoff_factor`; the factor is `1000 /
-//!   (g * window)` rounded to the nearest integer, as an integer module parameter holds it
-//!   (G = 3 gives 41.7 -> 42, Linux's default; G = 100 and G = 120 both give 1). A G so
-//!   large that the factor rounds to 0 disables the delay backoff, as `backoff_factor = 0`
-//!   does in Linux. `g` and `backoff_factor` cannot both be given in one scenario table;
-//!   at run time the one set last wins.
-//! - `exact_factor` (false): true keeps the real-valued factor (no rounding of
-//!   `backoff_factor` or of the one derived from `g`), and the product grad x factor is
-//!   then not wrapped to 32 bits.
-//! - `coexistence` (shorthand): false sets `use_shadow = false` and `use_ineff = 0`
-//!   (paper 000's "co-existence heuristics disabled"); true restores their defaults.
+//! Parameters: [`TABLE`] (`ccsim algorithms cdg`), Linux's module parameters with their
+//! defaults (`backoff_beta` 0.7071 x 1024 = 724/1024) and three additions: `g` (paper 000's
+//! G in ms; the factor `1000 / (g * window)` is rounded as an integer module parameter
+//! holds it: G = 3 gives 41.7 -> 42, Linux's default, G = 100 and 120 both give 1, and a
+//! factor rounded to 0 disables the delay backoff as `backoff_factor = 0` does in Linux),
+//! `exact_factor` and the `coexistence` shorthand. `g` and `backoff_factor` cannot both be
+//! given in one scenario table; at run time the one set last wins.
 //!
 //! Runtime changes take effect from the next ACK: `g` or `window` recompute the factor;
 //! a new `window` also restarts the gradient window (Linux only allows it at load time).

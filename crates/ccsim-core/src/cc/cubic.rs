@@ -37,16 +37,13 @@
 //!   samples in a round, the round's minimum RTT above `delay_min + clamp(delay_min / 8,
 //!   4 ms, 16 ms)` ends slow start. Ending slow start means `ssthresh = cwnd`.
 //!
-//! Parameters (Linux module parameters and their defaults): `beta` (717/1024), `c`
-//! (`bic_scale` 41 -> 410/1024 ≈ 0.4), `fast_convergence` (true), `tcp_friendliness`
-//! (true), `hystart` (true), `hystart_detect` (3: 1 ACK train, 2 delay, 3 both),
-//! `hystart_low_window` (16), `hystart_ack_delta` ("2ms"), `hz` (1000, the kernel's
-//! CONFIG_HZ: jiffies are `hz` ticks per second of simulated time counted from the start
-//! of the run). Options beyond Linux (defaults = Linux): `rfc9438_friendly_alpha` (false;
-//! true: the Reno estimate grows by 1 packet per RTT instead of 0.53 once it has reached
-//! `cwnd_prior`, the cwnd when ssthresh was last set, RFC 9438 §4.3; before any reduction
-//! it grows by 1 per RTT), ABE: `abe`, `beta_ecn` (0.85, RFC 8511 §3.1), `abe_in_slow_start`
-//! (see [`super::abe`]). With ABE an ECN reduction updates W_max (and fast convergence)
+//! Parameters: [`TABLE`] (`ccsim algorithms cubic`): Linux's module parameters with their
+//! defaults (`hz` is CONFIG_HZ: jiffies are `hz` ticks per second of simulated time from
+//! the start of the run), then options beyond Linux whose defaults are Linux:
+//! `rfc9438_friendly_alpha` (the Reno estimate grows by 1 packet per RTT instead of 0.53
+//! once it has reached `cwnd_prior`, the cwnd when ssthresh was last set, RFC 9438 §4.3;
+//! before any reduction it grows by 1 per RTT) and ABE's (see [`super::abe`], `beta_ecn`
+//! 0.85 per RFC 8511 §3.1). With ABE an ECN reduction updates W_max (and fast convergence)
 //! exactly as a loss does and only the ssthresh factor changes — RFC 8511 changes only the
 //! multiplicative decrease, and neqo's CUBIC (the one ABE implementation for CUBIC read)
 //! does the same; the next epoch's K then comes from the smaller drop.

@@ -20,9 +20,8 @@
 //! - Without ECN on the flow (`tp.ecn_ok == false` at init) it is Linux's "dctcp-reno":
 //!   Reno ssthresh, growth and undo, no α.
 //!
-//! Parameters: `shift_g` (integer 0..=10, default 4: g = 1/16), `alpha_on_init` (fraction
-//! in [0, 1], default 1.0 = Linux 1024/1024). Changing `shift_g` mid-flow applies at the
-//! next α update; `alpha_on_init` applies only when the flow (re)starts, as in Linux.
+//! Parameters: [`TABLE`] (`ccsim algorithms dctcp`). Changing `shift_g` mid-flow applies at
+//! the next α update; `alpha_on_init` applies only when the flow (re)starts, as in Linux.
 //!
 //! Departures: none in the sender algorithm (Linux's packet counts, not RFC 8257's
 //! bytes). PLB (path rehashing on persistent CE) is not modelled: ccsim has one path.

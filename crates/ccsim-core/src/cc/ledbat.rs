@@ -18,14 +18,11 @@
 //!   per RTT — the sender's Recovery/CWR with `ssthresh = max(cwnd / 2, MIN_CWND)`.
 //! - The window starts at INIT_CWND.
 //!
-//! Parameters (RFC 6817 names and recommended values): `target` ("100ms"; the RFC says it
-//! MUST be 100 ms or less, larger values are rejected), `gain` (1; MUST be <= 1),
-//! `allowed_increase` (1 packet; MUST be > 0), `min_cwnd` (2), `init_cwnd` (2; 0 keeps the
-//! flow's `initial_window`), `base_history` (10 minutes), `current_filter` (4 samples: the
-//! RFC asks for at least 4 delay samples per RTT), `slow_start` (false: the RFC pseudocode
-//! has no slow start; true adds Reno slow start while cwnd < ssthresh, as ns-3's TcpLedbat
-//! offers). Changes apply from the next ACK; a smaller `base_history` or `current_filter`
-//! drops the oldest entries.
+//! Parameters: [`TABLE`] (`ccsim algorithms ledbat`), RFC 6817's names and recommended
+//! values; its MUSTs (TARGET <= 100 ms, GAIN <= 1, ALLOWED_INCREASE > 0) are the accepted
+//! ranges. `slow_start` (off: the RFC pseudocode has none) adds Reno slow start, as ns-3's
+//! TcpLedbat offers. Changes apply from the next ACK; a smaller `base_history` or
+//! `current_filter` drops the oldest entries.
 //!
 //! Departures: RFC 6817 measures one-way delay (receiver timestamps). ccsim's sender has
 //! only RTT samples, so the delays here are RTTs: the queueing-delay estimate is `RTT -

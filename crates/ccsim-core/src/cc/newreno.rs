@@ -8,9 +8,8 @@
 //! Recovery itself (fast retransmit, NewReno partial ACKs, SACK, PRR) lives in the TCP
 //! sender, as in Linux, not here.
 //!
-//! Parameters: `beta` (multiplicative decrease on loss, and on ECN unless ABE applies,
-//! default 0.5); ABE (RFC 8511, paper 003): `abe`, `beta_ecn` (default 0.8),
-//! `abe_in_slow_start` — see [`super::abe`].
+//! Parameters: [`TABLE`] (`ccsim algorithms newreno`): `beta`, and ABE's (RFC 8511, paper
+//! 003; see [`super::abe`]).
 //!
 //! Departures from the reference: `beta` other than 0.5 and ABE are extensions (Linux has
 //! neither); the product is truncated to whole packets like Linux's shift.

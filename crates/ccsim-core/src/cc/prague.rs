@@ -43,7 +43,7 @@
 //!   active, α is updated only once `target` has elapsed since the last update, and an
 //!   ECN echo reduces only once `target` has elapsed since the last reduction.
 //!
-//! Parameters: `rtt_scaling` ("rate"), `rtt_target` ("25ms"), `rtt_transition` (500).
+//! Parameters: [`TABLE`] (`ccsim algorithms prague`), Linux's module parameters.
 //!
 //! Departures:
 //! - The CWR reduction goes through the sender's PRR (as for every ccsim controller)

@@ -19,8 +19,8 @@
 //!   which also forget baseRTT), growth is Reno's until a fresh round completes.
 //! - Loss response and undo are Reno's.
 //!
-//! Parameters (Linux module parameters): `alpha` (2), `beta` (4), `gamma` (1), in packets
-//! (integers). Changes apply at the next round boundary.
+//! Parameters: [`TABLE`] (`ccsim algorithms vegas`), Linux's module parameters, in
+//! packets. Changes apply at the next round boundary.
 //!
 //! Departures: none intended. As in Linux, Vegas's own adjustments ignore the cwnd-limited
 //! check (only the Reno fallback applies it) and `cwnd x (minRTT - baseRTT)` is computed in

@@ -19,9 +19,8 @@
 //!   16 intervals ago, else at 1; `drop_next = now + interval/√count`.
 //! - `ce_threshold` (optional): CE-mark every ECT packet whose sojourn exceeds it.
 //!
-//! Defaults (Linux `codel_params_init`, `sch_codel.c`): target 5 ms, interval 100 ms,
-//! ECN off, ce_threshold off, limit 1000 packets, mtu = the link's MTU
-//! ([`LinkInfo::mtu_bytes`]).
+//! Parameters: [`TABLE`] (`ccsim algorithms codel`), with Linux's defaults
+//! (`codel_params_init`, `sch_codel.c`; mtu = the link's, [`LinkInfo::mtu_bytes`]).
 //!
 //! Departures:
 //! - Time is kept in nanoseconds, not Linux's 1024 ns `codel_time_t` units (target and

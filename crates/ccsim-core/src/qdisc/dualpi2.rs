@@ -39,10 +39,8 @@
 //!   subtracts `wl x size`. The credit changes only for packets that leave (not for
 //!   those the AQM drops). RFC 9332 §2.4 allows this WRR scheduler or a time-shifted
 //!   FIFO; Linux and ccsim use the WRR.
-//! - Defaults (`dualpi2_reset_default`): limit 10000 packets, target 15 ms, tupdate
-//!   16 ms, alpha 41/256 Hz (~0.16), beta 819/256 Hz (~3.2), step 1 ms in time,
-//!   c_protection 10 %, `ecn_mask = l4s_ect`, min_qlen_step 0, coupling k = 2,
-//!   drop_overload on, drop at dequeue. `alpha`/`beta` are given in Hz and, as
+//! - Parameters: [`DUALPI2`] (`ccsim algorithms dualpi2`), with Linux's defaults
+//!   (`dualpi2_reset_default`). `alpha`/`beta` are given in Hz and, as
 //!   `tc` passes them, converted to 1/256 Hz (`round(256 x alpha)`, at least 1); the kernel
 //!   then scales them to its integer form (`dualpi2_scale_alpha_beta`: alpha 41 becomes
 //!   44 units of 2^-32 per 64 ns, i.e. 0.16007 Hz, beta 819 becomes 879, 3.1977 Hz),

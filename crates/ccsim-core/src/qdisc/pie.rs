@@ -117,19 +117,8 @@
 //!   decay `p·98/100`, no de-randomisation, p held in a `u32` (≤ 1), limit 1000. ECN
 //!   marking is on and `ecn_drop_threshold` off.
 //!
-//! **Knobs** with their `rfc8033` / `pie2013` defaults: `target` (15 ms / 20 ms),
-//! `tupdate` (15 ms / 15 ms), `first_update` (500 ms / = tupdate), `alpha`
-//! (0.125 / 0.25), `beta` (1.25 / 2.5), `max_burst` (150 ms / 50 ms), `limit`
-//! (1000 packets / 1000 packets, Linux `pie_params_init`), `ecn` (false / false),
-//! `ecn_drop_threshold` (true / false), `ecn_threshold` (0.1), `bytemode` (false),
-//! `dq_rate_estimator` (false / always), `dq_threshold` (16384 B / 4500 B),
-//! `rate_ewma` (pie2013 only: ε = 0.125), `autotune` ("rfc8033" 7 tiers / "pie2013" 3
-//! tiers), `idle_decay` (1/64 / 0; RFC 8033 §4.2 uses 0.02), `cap_increase`
-//! (true / false), `high_delay_boost` (true / false), `early_drop_guard` (true / false),
-//! `derandomize` (true / false), `clamp_prob` (false / true), `quiet_reset` (pie2013
-//! only, false; the `pie2013` preset turns on `early_drop_guard`, `cap_increase`,
-//! `high_delay_boost`, `quiet_reset` and sets `idle_decay = 0.02`), `mtu` (the link's
-//! MTU).
+//! **Parameters**: [`TABLE`] (`ccsim algorithms pie`), with each variant's and preset's
+//! defaults.
 //!
 //! Departures:
 //! - `tupdate` is exact; Linux rounds it to jiffies (15 ms → 16 ms at HZ = 250: set
