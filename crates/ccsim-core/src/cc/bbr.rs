@@ -190,10 +190,11 @@ fn us_delta(t1_us: u64, t0_us: u64) -> u64 {
     t1_us.saturating_sub(t0_us)
 }
 
-/// BBR v1 state (Linux `struct bbr`) and its tunables.
+/// BBR's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
 #[derive(Debug, Clone)]
-pub struct Bbr {
-    // Tunables (Linux compile-time constants), gains in 1/256.
+pub struct BbrConfig {
+    // Linux's compile-time constants; gains in 1/256 (`BBR_UNIT`).
     high_gain: u32,
     drain_gain: u32,
     cwnd_gain_probe_bw: u32,
@@ -202,7 +203,13 @@ pub struct Bbr {
     full_bw_thresh: u32,
     full_bw_cnt_max: u32,
     extra_acked_gain: u32,
+}
 
+/// BBR v1 state (Linux `struct bbr`) and its tunables.
+#[derive(Debug, Clone)]
+pub struct Bbr {
+    /// The parameters ([`TABLE`]).
+    cfg: BbrConfig,
     min_rtt_us: u32,
     min_rtt_stamp: u64,
     probe_rtt_done_stamp: u64,
@@ -259,7 +266,7 @@ pub const TABLE: Algorithm<Settable<Bbr>> = Algorithm {
                 default: "2.885 (739/256)",
                 help: "STARTUP pacing and cwnd gain (DRAIN keeps it for cwnd)",
             },
-            set: |c, v| c.high_gain = gain_units(v.number()),
+            set: |c, v| c.cfg.high_gain = gain_units(v.number()),
         },
         Settable {
             param: Param {
@@ -268,7 +275,7 @@ pub const TABLE: Algorithm<Settable<Bbr>> = Algorithm {
                 default: "1/2.885 (88/256)",
                 help: "DRAIN pacing gain",
             },
-            set: |c, v| c.drain_gain = gain_units(v.number()),
+            set: |c, v| c.cfg.drain_gain = gain_units(v.number()),
         },
         Settable {
             param: Param {
@@ -277,7 +284,7 @@ pub const TABLE: Algorithm<Settable<Bbr>> = Algorithm {
                 default: "2",
                 help: "PROBE_BW cwnd gain",
             },
-            set: |c, v| c.cwnd_gain_probe_bw = gain_units(v.number()),
+            set: |c, v| c.cfg.cwnd_gain_probe_bw = gain_units(v.number()),
         },
         Settable {
             param: Param {
@@ -286,7 +293,7 @@ pub const TABLE: Algorithm<Settable<Bbr>> = Algorithm {
                 default: "\"10s\"",
                 help: "min-RTT filter window: PROBE_RTT when the min RTT is this old (Linux `bbr_min_rtt_win_sec`)",
             },
-            set: |c, v| c.min_rtt_win_ms = v.ns() / 1_000_000,
+            set: |c, v| c.cfg.min_rtt_win_ms = v.ns() / 1_000_000,
         },
         Settable {
             param: Param {
@@ -295,7 +302,7 @@ pub const TABLE: Algorithm<Settable<Bbr>> = Algorithm {
                 default: "\"200ms\"",
                 help: "least time at 4 packets in PROBE_RTT; `\"0ms\"` turns PROBE_RTT off (Linux `bbr_probe_rtt_mode_ms`)",
             },
-            set: |c, v| c.probe_rtt_mode_ms = v.ns() / 1_000_000,
+            set: |c, v| c.cfg.probe_rtt_mode_ms = v.ns() / 1_000_000,
         },
         Settable {
             param: Param {
@@ -304,7 +311,7 @@ pub const TABLE: Algorithm<Settable<Bbr>> = Algorithm {
                 default: "1.25",
                 help: "bandwidth growth per round that means the pipe is not full yet",
             },
-            set: |c, v| c.full_bw_thresh = gain_units(v.number()),
+            set: |c, v| c.cfg.full_bw_thresh = gain_units(v.number()),
         },
         Settable {
             param: Param {
@@ -313,7 +320,7 @@ pub const TABLE: Algorithm<Settable<Bbr>> = Algorithm {
                 default: "3",
                 help: "rounds without that growth that end STARTUP",
             },
-            set: |c, v| c.full_bw_cnt_max = v.int() as u32,
+            set: |c, v| c.cfg.full_bw_cnt_max = v.int() as u32,
         },
         Settable {
             param: Param {
@@ -322,7 +329,7 @@ pub const TABLE: Algorithm<Settable<Bbr>> = Algorithm {
                 default: "1",
                 help: "gain of the ACK-aggregation cwnd allowance; 0 turns it off",
             },
-            set: |c, v| c.extra_acked_gain = (v.number() * f64::from(BBR_UNIT)).round() as u32,
+            set: |c, v| c.cfg.extra_acked_gain = (v.number() * f64::from(BBR_UNIT)).round() as u32,
         },
     ],
 };
@@ -332,14 +339,16 @@ impl Bbr {
     /// replaces it with the flow's own through [`Bbr::seed_rng`]).
     pub fn new(seed: u64) -> Self {
         Bbr {
-            high_gain: HIGH_GAIN,
-            drain_gain: DRAIN_GAIN,
-            cwnd_gain_probe_bw: CWND_GAIN,
-            min_rtt_win_ms: 10_000,
-            probe_rtt_mode_ms: 200,
-            full_bw_thresh: FULL_BW_THRESH,
-            full_bw_cnt_max: FULL_BW_CNT,
-            extra_acked_gain: EXTRA_ACKED_GAIN,
+            cfg: BbrConfig {
+                high_gain: HIGH_GAIN,
+                drain_gain: DRAIN_GAIN,
+                cwnd_gain_probe_bw: CWND_GAIN,
+                min_rtt_win_ms: 10_000,
+                probe_rtt_mode_ms: 200,
+                full_bw_thresh: FULL_BW_THRESH,
+                full_bw_cnt_max: FULL_BW_CNT,
+                extra_acked_gain: EXTRA_ACKED_GAIN,
+            },
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
             probe_rtt_done_stamp: 0,
@@ -467,7 +476,7 @@ impl Bbr {
             1000
         };
         let bw = u64::from(tp.cwnd) * BW_UNIT / rtt_us;
-        tp.pacing_rate = Self::bw_to_pacing_rate(tp, bw, self.high_gain);
+        tp.pacing_rate = Self::bw_to_pacing_rate(tp, bw, self.cfg.high_gain);
     }
 
     /// Linux `bbr_set_pacing_rate()`: before the pipe is full the rate only grows.
@@ -556,10 +565,10 @@ impl Bbr {
 
     /// Linux `bbr_ack_aggregation_cwnd()`.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        if self.extra_acked_gain > 0 && self.full_bw_reached {
+        if self.cfg.extra_acked_gain > 0 && self.full_bw_reached {
             let max_aggr_cwnd = self.bw() * EXTRA_ACKED_MAX_US / BW_UNIT;
             let aggr_cwnd =
-                (u64::from(self.extra_acked_gain) * u64::from(self.extra_acked())) >> BBR_SCALE;
+                (u64::from(self.cfg.extra_acked_gain) * u64::from(self.extra_acked())) >> BBR_SCALE;
             aggr_cwnd.min(max_aggr_cwnd) as u32
         } else {
             0
@@ -783,7 +792,7 @@ impl Bbr {
 
     /// Linux `bbr_update_ack_aggregation()`.
     fn update_ack_aggregation(&mut self, tp: &CcState, rs: &RateSample) {
-        if self.extra_acked_gain == 0
+        if self.cfg.extra_acked_gain == 0
             || rs.acked_sacked == 0
             || rs.delivered < 0
             || rs.interval_ns / 1000 <= 0
@@ -820,14 +829,14 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let bw_thresh = (self.full_bw * u64::from(self.full_bw_thresh)) >> BBR_SCALE;
+        let bw_thresh = (self.full_bw * u64::from(self.cfg.full_bw_thresh)) >> BBR_SCALE;
         if self.max_bw() >= bw_thresh {
             self.full_bw = self.max_bw();
             self.full_bw_cnt = 0;
             return;
         }
         self.full_bw_cnt += 1;
-        self.full_bw_reached = self.full_bw_cnt >= self.full_bw_cnt_max;
+        self.full_bw_reached = self.full_bw_cnt >= self.cfg.full_bw_cnt_max;
         if self.full_bw_reached {
             self.full_bw_round = Some(self.rtt_cnt);
         }
@@ -860,7 +869,7 @@ impl Bbr {
     /// Linux `bbr_update_min_rtt()`: the 10 s min-RTT filter and PROBE_RTT.
     fn update_min_rtt(&mut self, tp: &mut CcState, rs: &RateSample) {
         let now_j = Self::jiffies(tp);
-        let filter_expired = now_j > self.min_rtt_stamp + self.min_rtt_win_ms;
+        let filter_expired = now_j > self.min_rtt_stamp + self.cfg.min_rtt_win_ms;
         if rs.rtt_ns >= 0 {
             let rtt_us = (rs.rtt_ns / 1000) as u64;
             if rtt_us <= u64::from(self.min_rtt_us) || (filter_expired && !rs.is_ack_delayed) {
@@ -868,7 +877,7 @@ impl Bbr {
                 self.min_rtt_stamp = now_j;
             }
         }
-        if self.probe_rtt_mode_ms > 0
+        if self.cfg.probe_rtt_mode_ms > 0
             && filter_expired
             && !self.idle_restart
             && self.mode != Mode::ProbeRtt
@@ -883,7 +892,7 @@ impl Bbr {
             tp.app_limited = (tp.delivered + u64::from(tp.in_flight)).max(1);
             // Hold the minimum in flight for max(200 ms, one round).
             if self.probe_rtt_done_stamp == 0 && tp.in_flight <= CWND_MIN_TARGET {
-                self.probe_rtt_done_stamp = now_j + self.probe_rtt_mode_ms;
+                self.probe_rtt_done_stamp = now_j + self.cfg.probe_rtt_mode_ms;
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = tp.delivered;
             } else if self.probe_rtt_done_stamp != 0 {
@@ -904,12 +913,12 @@ impl Bbr {
     fn update_gains(&mut self) {
         match self.mode {
             Mode::Startup => {
-                self.pacing_gain = self.high_gain;
-                self.cwnd_gain = self.high_gain;
+                self.pacing_gain = self.cfg.high_gain;
+                self.cwnd_gain = self.cfg.high_gain;
             }
             Mode::Drain => {
-                self.pacing_gain = self.drain_gain;
-                self.cwnd_gain = self.high_gain;
+                self.pacing_gain = self.cfg.drain_gain;
+                self.cwnd_gain = self.cfg.high_gain;
             }
             Mode::ProbeBw => {
                 self.pacing_gain = if self.lt_use_bw {
@@ -917,7 +926,7 @@ impl Bbr {
                 } else {
                     PACING_GAIN[self.cycle_idx as usize]
                 };
-                self.cwnd_gain = self.cwnd_gain_probe_bw;
+                self.cwnd_gain = self.cfg.cwnd_gain_probe_bw;
             }
             Mode::ProbeRtt => {
                 self.pacing_gain = BBR_UNIT;

@@ -77,8 +77,8 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
             },
             set: |c, v| {
                 let w = v.number() as u32;
-                if w != c.window {
-                    c.window = w;
+                if w != c.cfg.window {
+                    c.cfg.window = w;
                     c.alloc_gradients();
                 }
                 c.recompute_factor();
@@ -91,7 +91,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 default: "724/1024 (0.7070)",
                 help: "multiplicative decrease of a delay backoff",
             },
-            set: |c, v| c.backoff_beta = v.number(),
+            set: |c, v| c.cfg.backoff_beta = v.number(),
         },
         Settable {
             param: Param {
@@ -101,7 +101,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 help: "Linux's factor; rounded to an integer unless `exact_factor`; 0 disables the delay backoff",
             },
             set: |c, v| {
-                c.factor_source = FactorSource::Factor(v.number());
+                c.cfg.factor_source = FactorSource::Factor(v.number());
                 c.recompute_factor();
             },
         },
@@ -113,7 +113,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 help: "paper 000's G instead of `backoff_factor`: factor = round(1000 / (g · window)) (G = 3 gives 42; a G large enough to round to 0 disables the backoff)",
             },
             set: |c, v| {
-                c.factor_source = FactorSource::G(v.number());
+                c.cfg.factor_source = FactorSource::G(v.number());
                 c.recompute_factor();
             },
         },
@@ -125,7 +125,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 help: "keep the real-valued factor (no rounding, no 32-bit wrap of grad × factor)",
             },
             set: |c, v| {
-                c.exact_factor = v.boolean();
+                c.cfg.exact_factor = v.boolean();
                 c.recompute_factor();
             },
         },
@@ -136,7 +136,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 default: "3",
                 help: "CDG's HyStart: 1 ACK train, 2 delay, 3 both",
             },
-            set: |c, v| c.hystart_detect = v.int() as u32,
+            set: |c, v| c.cfg.hystart_detect = v.int() as u32,
         },
         Settable {
             param: Param {
@@ -145,7 +145,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 default: "5",
                 help: "backoffs in a row without a falling gradient after which backoff is skipped (0: off)",
             },
-            set: |c, v| c.use_ineff = v.int() as u32,
+            set: |c, v| c.cfg.use_ineff = v.int() as u32,
         },
         Settable {
             param: Param {
@@ -154,7 +154,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 default: "true",
                 help: "shadow window: on loss `ssthresh = max(2, shadow, cwnd/2)` with `shadow = min(shadow/2, cwnd)` (without it `max(2, cwnd/2)`)",
             },
-            set: |c, v| c.use_shadow = v.boolean(),
+            set: |c, v| c.cfg.use_shadow = v.boolean(),
         },
         Settable {
             param: Param {
@@ -163,7 +163,7 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
                 default: "false",
                 help: "a loss with a non-full queue does not reduce",
             },
-            set: |c, v| c.use_tolerance = v.boolean(),
+            set: |c, v| c.cfg.use_tolerance = v.boolean(),
         },
         Settable {
             param: Param {
@@ -174,8 +174,8 @@ pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
             },
             set: |c, v| {
                 let on = v.boolean();
-                c.use_shadow = on;
-                c.use_ineff = if on { 5 } else { 0 };
+                c.cfg.use_shadow = on;
+                c.cfg.use_ineff = if on { 5 } else { 0 };
             },
         },
     ],
@@ -231,10 +231,10 @@ fn div_round_closest(x: i32, d: i32) -> i32 {
     }
 }
 
-/// CDG state (Linux `struct cdg`) and parameters.
+/// CDG's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
 #[derive(Debug, Clone)]
-pub struct Cdg {
-    // ----- parameters
+pub struct CdgConfig {
     window: u32,
     backoff_beta: f64,
     factor_source: FactorSource,
@@ -245,6 +245,13 @@ pub struct Cdg {
     use_ineff: u32,
     use_shadow: bool,
     use_tolerance: bool,
+}
+
+/// CDG state (Linux `struct cdg`) and parameters.
+#[derive(Debug, Clone)]
+pub struct Cdg {
+    /// The parameters ([`TABLE`]).
+    cfg: CdgConfig,
 
     // ----- Linux struct cdg
     rtt: MinMax,
@@ -272,15 +279,17 @@ impl Cdg {
     /// CDG with Linux's defaults, drawing from a stream seeded with `seed`.
     pub fn new(seed: u64) -> Self {
         let mut c = Cdg {
-            window: 8,
-            backoff_beta: 724.0 / 1024.0,
-            factor_source: FactorSource::Factor(42.0),
-            exact_factor: false,
-            factor: 42.0,
-            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
-            use_ineff: 5,
-            use_shadow: true,
-            use_tolerance: false,
+            cfg: CdgConfig {
+                window: 8,
+                backoff_beta: 724.0 / 1024.0,
+                factor_source: FactorSource::Factor(42.0),
+                exact_factor: false,
+                factor: 42.0,
+                hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
+                use_ineff: 5,
+                use_shadow: true,
+                use_tolerance: false,
+            },
             rtt: MinMax::default(),
             rtt_prev: MinMax::default(),
             gradients: Vec::new(),
@@ -309,12 +318,12 @@ impl Cdg {
 
     /// The backoff factor in use.
     pub fn backoff_factor(&self) -> f64 {
-        self.factor
+        self.cfg.factor
     }
 
     fn alloc_gradients(&mut self) {
-        self.gradients = if self.window > 1 {
-            vec![MinMax::default(); self.window as usize]
+        self.gradients = if self.cfg.window > 1 {
+            vec![MinMax::default(); self.cfg.window as usize]
         } else {
             Vec::new()
         };
@@ -324,11 +333,11 @@ impl Cdg {
     }
 
     fn recompute_factor(&mut self) {
-        let raw = match self.factor_source {
+        let raw = match self.cfg.factor_source {
             FactorSource::Factor(f) => f,
-            FactorSource::G(g) => 1000.0 / (g * self.window as f64),
+            FactorSource::G(g) => 1000.0 / (g * self.cfg.window as f64),
         };
-        self.factor = if self.exact_factor {
+        self.cfg.factor = if self.cfg.exact_factor {
             raw
         } else {
             raw.round().min(u32::MAX as f64)
@@ -341,7 +350,7 @@ impl Cdg {
         if self.delay_min == 0 {
             return;
         }
-        if self.hystart_detect & HYSTART_ACK_TRAIN != 0 {
+        if self.cfg.hystart_detect & HYSTART_ACK_TRAIN != 0 {
             let now_us = tp.now_ns / 1000;
             if self.last_ack == 0 || !tp.is_cwnd_limited {
                 self.last_ack = now_us;
@@ -355,7 +364,7 @@ impl Cdg {
                 }
             }
         }
-        if self.hystart_detect & HYSTART_DELAY != 0 {
+        if self.cfg.hystart_detect & HYSTART_DELAY != 0 {
             if self.sample_cnt < 8 {
                 self.sample_cnt += 1;
             } else {
@@ -380,7 +389,7 @@ impl Cdg {
                 min: gmin,
                 max: gmax,
             };
-            self.tail = (self.tail + 1) & (self.window - 1);
+            self.tail = (self.tail + 1) & (self.cfg.window - 1);
             gmin = self.gsum.min;
             gmax = self.gsum.max;
         }
@@ -391,14 +400,14 @@ impl Cdg {
             if self.tail == 0 {
                 self.gfilled = true;
             } else {
-                grad = grad.wrapping_mul(self.window as i32) / self.tail as i32;
+                grad = grad.wrapping_mul(self.cfg.window as i32) / self.tail as i32;
             }
         }
         // The backoff was effectual.
         if gmin <= -32 || gmax <= -32 {
             self.backoff_cnt = 0;
         }
-        if self.use_tolerance {
+        if self.cfg.use_tolerance {
             // Reduce small variations to zero.
             let m = div_round_closest(gmin, 64);
             let mx = div_round_closest(gmax, 64);
@@ -413,10 +422,10 @@ impl Cdg {
 
     /// Linux `tcp_cdg_backoff()`: back off with probability 1 - exp(-grad x factor x 1e-6).
     fn backoff(&mut self, tp: &mut CcState, grad: u32) -> bool {
-        let p_keep = if self.exact_factor {
-            (-(grad as f64) * self.factor * 1e-6).exp()
+        let p_keep = if self.cfg.exact_factor {
+            (-(grad as f64) * self.cfg.factor * 1e-6).exp()
         } else {
-            let u = grad.wrapping_mul(self.factor as u32);
+            let u = grad.wrapping_mul(self.cfg.factor as u32);
             if u >= 1 << 24 {
                 0.0
             } else {
@@ -426,9 +435,9 @@ impl Cdg {
         if self.rng.uniform() < p_keep {
             return false;
         }
-        if self.use_ineff > 0 {
+        if self.cfg.use_ineff > 0 {
             self.backoff_cnt = self.backoff_cnt.wrapping_add(1);
-            if self.backoff_cnt as u32 > self.use_ineff {
+            if self.backoff_cnt as u32 > self.cfg.use_ineff {
                 return false;
             }
         }
@@ -459,13 +468,13 @@ impl CongestionControl for Cdg {
     fn ssthresh(&mut self, tp: &CcState, _cause: ReductionCause) -> u32 {
         let cwnd = tp.cwnd;
         if self.state == State::Backoff {
-            return ((cwnd as f64 * self.backoff_beta.min(1.0)) as u32).max(2);
+            return ((cwnd as f64 * self.cfg.backoff_beta.min(1.0)) as u32).max(2);
         }
-        if self.state == State::NonFull && self.use_tolerance {
+        if self.state == State::NonFull && self.cfg.use_tolerance {
             return cwnd;
         }
         self.shadow_wnd = (self.shadow_wnd >> 1).min(cwnd);
-        if self.use_shadow {
+        if self.cfg.use_shadow {
             self.shadow_wnd.max(cwnd >> 1).max(2)
         } else {
             (cwnd >> 1).max(2)
@@ -474,7 +483,7 @@ impl CongestionControl for Cdg {
 
     /// Not called in CWR or Recovery (the sender's rule, as Linux's).
     fn cong_avoid(&mut self, tp: &mut CcState, acked: u32) {
-        if tp.in_slow_start() && self.hystart_detect != 0 {
+        if tp.in_slow_start() && self.cfg.hystart_detect != 0 {
             self.hystart_update(tp);
         }
         if tp.snd_una > self.rtt_seq && self.rtt.is_set() {

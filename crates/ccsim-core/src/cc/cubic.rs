@@ -102,8 +102,8 @@ pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
                 help: "multiplicative decrease (Linux `beta`)",
             },
             set: |c, v| {
-                c.beta = v.number();
-                c.beta_scale = beta_scale(c.beta);
+                c.cfg.beta = v.number();
+                c.cfg.beta_scale = beta_scale(c.cfg.beta);
             },
         },
         Settable {
@@ -117,7 +117,7 @@ pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
                 help: "cubic scaling constant C (Linux `bic_scale` 41); a change starts a new curve from the current cwnd",
             },
             set: |c, v| {
-                c.c = v.number();
+                c.cfg.c = v.number();
                 // A new curve from the next ACK (last_cwnd = 0 defeats the HZ/32 hold).
                 c.epoch_start = None;
                 c.last_cwnd = 0;
@@ -130,7 +130,7 @@ pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
                 default: "true",
                 help: "`W_max = cwnd (1 + beta) / 2` when cwnd is below the previous `W_max`",
             },
-            set: |c, v| c.fast_convergence = v.boolean(),
+            set: |c, v| c.cfg.fast_convergence = v.boolean(),
         },
         Settable {
             param: Param {
@@ -139,7 +139,7 @@ pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
                 default: "true",
                 help: "Reno-friendly region (a Reno estimate growing 3(1 − β)/(1 + β) packets per RTT)",
             },
-            set: |c, v| c.tcp_friendliness = v.boolean(),
+            set: |c, v| c.cfg.tcp_friendliness = v.boolean(),
         },
         Settable {
             param: Param {
@@ -148,7 +148,7 @@ pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
                 default: "true",
                 help: "HyStart in slow start",
             },
-            set: |c, v| c.hystart = v.boolean(),
+            set: |c, v| c.cfg.hystart = v.boolean(),
         },
         Settable {
             param: Param {
@@ -157,7 +157,7 @@ pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
                 default: "3",
                 help: "HyStart signals: 1 ACK train, 2 delay, 3 both",
             },
-            set: |c, v| c.hystart_detect = v.int() as u32,
+            set: |c, v| c.cfg.hystart_detect = v.int() as u32,
         },
         Settable {
             param: Param {
@@ -169,7 +169,7 @@ pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
                 default: "16",
                 help: "cwnd (packets) below which HyStart does not run",
             },
-            set: |c, v| c.hystart_low_window = v.int() as u32,
+            set: |c, v| c.cfg.hystart_low_window = v.int() as u32,
         },
         Settable {
             param: Param {
@@ -181,7 +181,7 @@ pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
                 default: "\"2ms\"",
                 help: "ACKs closer than this extend an ACK train",
             },
-            set: |c, v| c.hystart_ack_delta_us = v.ns() / 1000,
+            set: |c, v| c.cfg.hystart_ack_delta_us = v.ns() / 1000,
         },
         Settable {
             param: Param {
@@ -202,7 +202,7 @@ pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
                 default: "false",
                 help: "`true`: the Reno estimate grows 1 packet per RTT once it reaches the cwnd of the last reduction (RFC 9438 §4.3)",
             },
-            set: |c, v| c.rfc9438_friendly_alpha = v.boolean(),
+            set: |c, v| c.cfg.rfc9438_friendly_alpha = v.boolean(),
         },
         abe::abe_switch(),
         abe::beta_ecn("0.85"),
@@ -212,14 +212,14 @@ pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
 
 impl HasAbe for Cubic {
     fn abe_mut(&mut self) -> &mut Abe {
-        &mut self.abe
+        &mut self.cfg.abe
     }
 }
 
-/// CUBIC: parameters and the state of Linux's `struct bictcp`.
+/// CUBIC's configuration: the values of its [`TABLE`] (and `beta_scale`, derived from
+/// `beta`), kept apart from the per-flow state as quinn's `congestion/cubic.rs` does.
 #[derive(Debug, Clone)]
-pub struct Cubic {
-    // ----- parameters
+pub struct CubicConfig {
     beta: f64,
     c: f64,
     fast_convergence: bool,
@@ -233,6 +233,13 @@ pub struct Cubic {
     abe: Abe,
     /// Linux `beta_scale`, derived from `beta`.
     beta_scale: u32,
+}
+
+/// CUBIC: its configuration and the state of Linux's `struct bictcp`.
+#[derive(Debug, Clone)]
+pub struct Cubic {
+    /// The parameters ([`TABLE`]).
+    cfg: CubicConfig,
 
     // ----- Linux struct bictcp
     cnt: u32,
@@ -265,18 +272,20 @@ impl Default for Cubic {
     fn default() -> Self {
         let beta = 717.0 / 1024.0;
         Cubic {
-            beta,
-            c: 410.0 / 1024.0,
-            fast_convergence: true,
-            tcp_friendliness: true,
-            hystart: true,
-            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
-            hystart_low_window: 16,
-            hystart_ack_delta_us: 2000,
-            hz: 1000,
-            rfc9438_friendly_alpha: false,
-            abe: Abe::new(0.85),
-            beta_scale: beta_scale(beta),
+            cfg: CubicConfig {
+                beta,
+                c: 410.0 / 1024.0,
+                fast_convergence: true,
+                tcp_friendliness: true,
+                hystart: true,
+                hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
+                hystart_low_window: 16,
+                hystart_ack_delta_us: 2000,
+                hz: 1000,
+                rfc9438_friendly_alpha: false,
+                abe: Abe::new(0.85),
+                beta_scale: beta_scale(beta),
+            },
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -309,13 +318,13 @@ impl Cubic {
     /// Jiffies at `ns` of simulated time.
     #[inline]
     fn jiffies(&self, ns: u64) -> u64 {
-        (ns as u128 * self.hz as u128 / 1_000_000_000) as u64
+        (ns as u128 * self.cfg.hz as u128 / 1_000_000_000) as u64
     }
 
     /// Linux `usecs_to_jiffies()` (rounds up).
     #[inline]
     fn usecs_to_jiffies(&self, us: u32) -> u64 {
-        (us as u64 * self.hz).div_ceil(1_000_000)
+        (us as u64 * self.cfg.hz).div_ceil(1_000_000)
     }
 
     /// The W_max the next epoch aims at (0 before the first reduction).
@@ -352,7 +361,7 @@ impl Cubic {
     fn update(&mut self, tp: &CcState, cwnd: u32, acked: u32) {
         self.ack_cnt = self.ack_cnt.wrapping_add(acked);
         let now = self.jiffies(tp.now_ns);
-        if self.last_cwnd == cwnd && now.saturating_sub(self.last_time) <= self.hz / 32 {
+        if self.last_cwnd == cwnd && now.saturating_sub(self.last_time) <= self.cfg.hz / 32 {
             return;
         }
         // The cubic function can update cnt at most once per jiffy.
@@ -369,7 +378,7 @@ impl Cubic {
                         self.k_s = 0.0;
                         self.origin_point = cwnd;
                     } else {
-                        self.k_s = ((self.last_max_cwnd - cwnd) as f64 / self.c).cbrt();
+                        self.k_s = ((self.last_max_cwnd - cwnd) as f64 / self.cfg.c).cbrt();
                         self.origin_point = self.last_max_cwnd;
                     }
                     now
@@ -377,9 +386,11 @@ impl Cubic {
             };
             // The target is the curve one minimum RTT ahead.
             let t_j = now.saturating_sub(epoch) + self.usecs_to_jiffies(self.delay_min_us);
-            let t = t_j as f64 / self.hz as f64;
+            let t = t_j as f64 / self.cfg.hz as f64;
             let offs = (t - self.k_s).abs();
-            let delta = (self.c * offs * offs * offs).floor().min(u32::MAX as f64) as u32;
+            let delta = (self.cfg.c * offs * offs * offs)
+                .floor()
+                .min(u32::MAX as f64) as u32;
             let target = if t < self.k_s {
                 self.origin_point.saturating_sub(delta)
             } else {
@@ -396,14 +407,15 @@ impl Cubic {
             }
         }
         // Reno-friendly region.
-        if self.tcp_friendliness {
+        if self.cfg.tcp_friendliness {
             loop {
-                let per_pkt = if self.rfc9438_friendly_alpha && self.tcp_cwnd >= self.cwnd_prior {
-                    cwnd
-                } else {
-                    ((cwnd as u64 * self.beta_scale as u64) >> 3) as u32
-                }
-                .max(1);
+                let per_pkt =
+                    if self.cfg.rfc9438_friendly_alpha && self.tcp_cwnd >= self.cwnd_prior {
+                        cwnd
+                    } else {
+                        ((cwnd as u64 * self.cfg.beta_scale as u64) >> 3) as u32
+                    }
+                    .max(1);
                 if self.ack_cnt <= per_pkt {
                     break;
                 }
@@ -439,12 +451,12 @@ impl Cubic {
         if tp.snd_una > self.end_seq {
             self.hystart_reset(tp);
         }
-        if tp.cwnd < self.hystart_low_window {
+        if tp.cwnd < self.cfg.hystart_low_window {
             return;
         }
-        if self.hystart_detect & HYSTART_ACK_TRAIN != 0 {
+        if self.cfg.hystart_detect & HYSTART_ACK_TRAIN != 0 {
             let now = tp.now_ns / 1000;
-            if now.saturating_sub(self.last_ack_us) <= self.hystart_ack_delta_us {
+            if now.saturating_sub(self.last_ack_us) <= self.cfg.hystart_ack_delta_us {
                 self.last_ack_us = now;
                 // Linux halves delay_min plus the cushion for unpaced sockets only.
                 let mut threshold = self.delay_min_us as u64 + self.hystart_ack_delay_us(tp);
@@ -458,7 +470,7 @@ impl Cubic {
                 }
             }
         }
-        if self.hystart_detect & HYSTART_DELAY != 0 {
+        if self.cfg.hystart_detect & HYSTART_DELAY != 0 {
             self.curr_rtt_us = self.curr_rtt_us.min(delay_us);
             if self.sample_cnt < HYSTART_MIN_SAMPLES {
                 self.sample_cnt += 1;
@@ -479,17 +491,17 @@ impl Cubic {
         fn conv(j: u64, from: u64, to: u64) -> u64 {
             (j as u128 * to as u128 / from as u128) as u64
         }
-        let old = self.hz;
+        let old = self.cfg.hz;
         self.last_time = conv(self.last_time, old, new_hz);
         self.epoch_start = self.epoch_start.map(|e| conv(e, old, new_hz));
-        self.hz = new_hz;
+        self.cfg.hz = new_hz;
     }
 }
 
 impl CongestionControl for Cubic {
     fn init(&mut self, tp: &mut CcState) {
         self.reset();
-        if self.hystart {
+        if self.cfg.hystart {
             self.hystart_reset(tp);
         }
     }
@@ -498,13 +510,13 @@ impl CongestionControl for Cubic {
         let cwnd = tp.cwnd;
         self.epoch_start = None;
         // W_max and fast convergence.
-        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-            (cwnd as f64 * (1.0 + self.beta) / 2.0) as u32
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
+            (cwnd as f64 * (1.0 + self.cfg.beta) / 2.0) as u32
         } else {
             cwnd
         };
         self.cwnd_prior = cwnd;
-        let beta = self.abe.beta_for(tp, cause).unwrap_or(self.beta);
+        let beta = self.cfg.abe.beta_for(tp, cause).unwrap_or(self.cfg.beta);
         ((cwnd as f64 * beta) as u32).max(2)
     }
 
@@ -530,7 +542,7 @@ impl CongestionControl for Cubic {
         };
         // Discard delay samples right after a reduction.
         if let Some(epoch) = self.epoch_start {
-            if self.jiffies(tp.now_ns).saturating_sub(epoch) < self.hz {
+            if self.jiffies(tp.now_ns).saturating_sub(epoch) < self.cfg.hz {
                 return;
             }
         }
@@ -538,7 +550,7 @@ impl CongestionControl for Cubic {
         if self.delay_min_us == 0 || self.delay_min_us > delay {
             self.delay_min_us = delay;
         }
-        if !self.found && tp.in_slow_start() && self.hystart {
+        if !self.found && tp.in_slow_start() && self.cfg.hystart {
             self.hystart_update(tp, delay);
         }
     }

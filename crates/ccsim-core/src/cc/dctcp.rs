@@ -49,7 +49,7 @@ pub const TABLE: Algorithm<Settable<Dctcp>> = Algorithm {
                 default: "4",
                 help: "estimation gain g = 2^−shift_g (1/16); a change applies at the next α update",
             },
-            set: |c, v| c.shift_g = v.int() as u32,
+            set: |c, v| c.cfg.shift_g = v.int() as u32,
         },
         Settable {
             param: Param {
@@ -61,16 +61,24 @@ pub const TABLE: Algorithm<Settable<Dctcp>> = Algorithm {
                 default: "1.0",
                 help: "α when the flow (re)starts (Linux 1024/1024); a change applies only at a (re)start",
             },
-            set: |c, v| c.alpha_on_init = (v.number() * MAX_ALPHA as f64).round() as u32,
+            set: |c, v| c.cfg.alpha_on_init = (v.number() * MAX_ALPHA as f64).round() as u32,
         },
     ],
 };
 
+/// DCTCP's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
+#[derive(Debug, Clone)]
+pub struct DctcpConfig {
+    shift_g: u32,
+    alpha_on_init: u32,
+}
+
 /// DCTCP state (Linux `struct dctcp`) and parameters.
 #[derive(Debug, Clone)]
 pub struct Dctcp {
-    shift_g: u32,
-    alpha_on_init: u32,
+    /// The parameters ([`TABLE`]).
+    cfg: DctcpConfig,
     /// α in 1/1024.
     alpha: u32,
     next_seq: u64,
@@ -84,8 +92,10 @@ pub struct Dctcp {
 impl Default for Dctcp {
     fn default() -> Self {
         Dctcp {
-            shift_g: 4,
-            alpha_on_init: MAX_ALPHA,
+            cfg: DctcpConfig {
+                shift_g: 4,
+                alpha_on_init: MAX_ALPHA,
+            },
             alpha: MAX_ALPHA,
             next_seq: 0,
             old_delivered: 0,
@@ -126,7 +136,7 @@ impl CongestionControl for Dctcp {
         if self.reno_fallback {
             return;
         }
-        self.alpha = self.alpha_on_init.min(MAX_ALPHA);
+        self.alpha = self.cfg.alpha_on_init.min(MAX_ALPHA);
         self.loss_cwnd = 0;
         self.reset_window(tp);
     }
@@ -152,10 +162,10 @@ impl CongestionControl for Dctcp {
         let delivered = tp.delivered - self.old_delivered;
         let mut delivered_ce = tp.delivered_ce - self.old_delivered_ce;
         let mut alpha = self.alpha;
-        let decay = alpha >> self.shift_g;
+        let decay = alpha >> self.cfg.shift_g;
         alpha -= if decay == 0 { alpha } else { decay };
         if delivered_ce > 0 {
-            delivered_ce <<= 10 - self.shift_g;
+            delivered_ce <<= 10 - self.cfg.shift_g;
             delivered_ce /= delivered.max(1);
             alpha = (alpha as u64 + delivered_ce).min(MAX_ALPHA as u64) as u32;
         }

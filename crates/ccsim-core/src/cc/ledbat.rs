@@ -53,7 +53,7 @@ pub const TABLE: Algorithm<Settable<Ledbat>> = Algorithm {
                 default: "\"100ms\"",
                 help: "TARGET queueing delay (the RFC: MUST be ≤ 100 ms)",
             },
-            set: |c, v| c.target_ns = v.ns(),
+            set: |c, v| c.cfg.target_ns = v.ns(),
         },
         Settable {
             param: Param {
@@ -62,7 +62,7 @@ pub const TABLE: Algorithm<Settable<Ledbat>> = Algorithm {
                 default: "1",
                 help: "GAIN (the RFC: MUST be ≤ 1)",
             },
-            set: |c, v| c.gain = v.number(),
+            set: |c, v| c.cfg.gain = v.number(),
         },
         Settable {
             param: Param {
@@ -71,7 +71,7 @@ pub const TABLE: Algorithm<Settable<Ledbat>> = Algorithm {
                 default: "1",
                 help: "ALLOWED_INCREASE, packets per RTT",
             },
-            set: |c, v| c.allowed_increase = v.number(),
+            set: |c, v| c.cfg.allowed_increase = v.number(),
         },
         Settable {
             param: Param {
@@ -80,7 +80,7 @@ pub const TABLE: Algorithm<Settable<Ledbat>> = Algorithm {
                 default: "2",
                 help: "MIN_CWND, packets",
             },
-            set: |c, v| c.min_cwnd = v.int() as u32,
+            set: |c, v| c.cfg.min_cwnd = v.int() as u32,
         },
         Settable {
             param: Param {
@@ -89,7 +89,7 @@ pub const TABLE: Algorithm<Settable<Ledbat>> = Algorithm {
                 default: "2",
                 help: "INIT_CWND, packets; 0 keeps the flow's `initial_window`",
             },
-            set: |c, v| c.init_cwnd = v.int() as u32,
+            set: |c, v| c.cfg.init_cwnd = v.int() as u32,
         },
         Settable {
             param: Param {
@@ -99,8 +99,8 @@ pub const TABLE: Algorithm<Settable<Ledbat>> = Algorithm {
                 help: "BASE_HISTORY: one-minute minima kept",
             },
             set: |c, v| {
-                c.base_history = v.int() as usize;
-                while c.base_delays.len() > c.base_history {
+                c.cfg.base_history = v.int() as usize;
+                while c.base_delays.len() > c.cfg.base_history {
                     c.base_delays.pop_front();
                 }
             },
@@ -113,8 +113,8 @@ pub const TABLE: Algorithm<Settable<Ledbat>> = Algorithm {
                 help: "CURRENT_FILTER: recent samples (no older than one RTT) whose minimum is the current delay",
             },
             set: |c, v| {
-                c.current_filter = v.int() as usize;
-                while c.current_delays.len() > c.current_filter {
+                c.cfg.current_filter = v.int() as usize;
+                while c.current_delays.len() > c.cfg.current_filter {
                     c.current_delays.pop_front();
                 }
             },
@@ -126,14 +126,15 @@ pub const TABLE: Algorithm<Settable<Ledbat>> = Algorithm {
                 default: "false",
                 help: "Reno slow start while cwnd < ssthresh (as ns-3's TcpLedbat; the RFC has none)",
             },
-            set: |c, v| c.slow_start = v.boolean(),
+            set: |c, v| c.cfg.slow_start = v.boolean(),
         },
     ],
 };
 
-/// LEDBAT state and parameters.
+/// LEDBAT's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
 #[derive(Debug, Clone)]
-pub struct Ledbat {
+pub struct LedbatConfig {
     target_ns: u64,
     gain: f64,
     allowed_increase: f64,
@@ -142,7 +143,13 @@ pub struct Ledbat {
     base_history: usize,
     current_filter: usize,
     slow_start: bool,
+}
 
+/// LEDBAT state and parameters.
+#[derive(Debug, Clone)]
+pub struct Ledbat {
+    /// The parameters ([`TABLE`]).
+    cfg: LedbatConfig,
     /// One-minute minima, oldest first (ns).
     base_delays: VecDeque<u64>,
     /// Minute index of the last rollover (`None` = never, the RFC's -infinity).
@@ -159,14 +166,16 @@ pub struct Ledbat {
 impl Default for Ledbat {
     fn default() -> Self {
         Ledbat {
-            target_ns: 100_000_000,
-            gain: 1.0,
-            allowed_increase: 1.0,
-            min_cwnd: 2,
-            init_cwnd: 2,
-            base_history: 10,
-            current_filter: 4,
-            slow_start: false,
+            cfg: LedbatConfig {
+                target_ns: 100_000_000,
+                gain: 1.0,
+                allowed_increase: 1.0,
+                min_cwnd: 2,
+                init_cwnd: 2,
+                base_history: 10,
+                current_filter: 4,
+                slow_start: false,
+            },
             base_delays: VecDeque::new(),
             last_rollover_min: None,
             current_delays: VecDeque::new(),
@@ -184,7 +193,7 @@ impl Ledbat {
         if self.last_rollover_min != Some(minute) {
             self.last_rollover_min = Some(minute);
             self.base_delays.push_back(delay);
-            while self.base_delays.len() > self.base_history {
+            while self.base_delays.len() > self.cfg.base_history {
                 self.base_delays.pop_front();
             }
         } else if let Some(tail) = self.base_delays.back_mut() {
@@ -195,7 +204,7 @@ impl Ledbat {
     /// RFC 6817 `update_current_delay()`.
     fn update_current_delay(&mut self, now_ns: u64, delay: u64) {
         self.current_delays.push_back((now_ns, delay));
-        while self.current_delays.len() > self.current_filter {
+        while self.current_delays.len() > self.cfg.current_filter {
             self.current_delays.pop_front();
         }
     }
@@ -241,15 +250,15 @@ impl CongestionControl for Ledbat {
         })
     }
     fn init(&mut self, tp: &mut CcState) {
-        if self.init_cwnd > 0 {
-            tp.cwnd = self.init_cwnd;
+        if self.cfg.init_cwnd > 0 {
+            tp.cwnd = self.cfg.init_cwnd;
         }
         self.cwnd = tp.cwnd as f64;
         self.cwnd_written = tp.cwnd;
     }
 
     fn ssthresh(&mut self, tp: &CcState, _cause: ReductionCause) -> u32 {
-        (tp.cwnd / 2).max(self.min_cwnd)
+        (tp.cwnd / 2).max(self.cfg.min_cwnd)
     }
 
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
@@ -263,7 +272,7 @@ impl CongestionControl for Ledbat {
     fn cong_avoid(&mut self, tp: &mut CcState, acked: u32) {
         self.sync(tp);
         let mut acked = acked;
-        if self.slow_start && tp.in_slow_start() {
+        if self.cfg.slow_start && tp.in_slow_start() {
             if !tp.is_cwnd_limited {
                 return;
             }
@@ -277,11 +286,11 @@ impl CongestionControl for Ledbat {
         let Some(qd) = self.queuing_delay_ns(tp) else {
             return;
         };
-        let target = self.target_ns as f64;
+        let target = self.cfg.target_ns as f64;
         let off_target = (target - qd as f64) / target;
-        self.cwnd += self.gain * off_target * acked as f64 / self.cwnd;
-        let max_allowed = self.flightsize as f64 + self.allowed_increase;
-        self.cwnd = self.cwnd.min(max_allowed).max(self.min_cwnd as f64);
+        self.cwnd += self.cfg.gain * off_target * acked as f64 / self.cwnd;
+        let max_allowed = self.flightsize as f64 + self.cfg.allowed_increase;
+        self.cwnd = self.cwnd.min(max_allowed).max(self.cfg.min_cwnd as f64);
         self.write(tp);
     }
 

@@ -98,7 +98,7 @@ pub const TABLE: Algorithm<Settable<Prague>> = Algorithm {
                 help: "RTT-independence heuristic: Linux `prague_rtt_scaling` (`RTT_CONTROL_*`)",
             },
             set: |c, v| {
-                c.rtt_scaling = match v.word() {
+                c.cfg.rtt_scaling = match v.word() {
                     "none" => RttScaling::None,
                     "rate" => RttScaling::Rate,
                     "scalable" => RttScaling::Scalable,
@@ -117,7 +117,7 @@ pub const TABLE: Algorithm<Settable<Prague>> = Algorithm {
                 default: "\"25ms\"",
                 help: "Linux `prague_rtt_target`, kept in 128 µs units",
             },
-            set: |c, v| c.rtt_target = (v.ns() / 1000) >> RTT_UNIT,
+            set: |c, v| c.cfg.rtt_target = (v.ns() / 1000) >> RTT_UNIT,
         },
         Settable {
             param: Param {
@@ -129,7 +129,7 @@ pub const TABLE: Algorithm<Settable<Prague>> = Algorithm {
                 default: "500",
                 help: "rounds after slow start before RTT independence applies",
             },
-            set: |c, v| c.rtt_transition = v.int() as u32,
+            set: |c, v| c.cfg.rtt_transition = v.int() as u32,
         },
     ],
 };
@@ -161,13 +161,21 @@ pub enum RttScaling {
     Additive,
 }
 
-/// TCP Prague state (Linux `struct prague`) and parameters.
+/// Prague's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
 #[derive(Debug, Clone)]
-pub struct Prague {
+pub struct PragueConfig {
     rtt_scaling: RttScaling,
     /// `prague_rtt_target` in 128 µs units (Linux `US2RTT`).
     rtt_target: u64,
     rtt_transition: u32,
+}
+
+/// TCP Prague state (Linux `struct prague`) and parameters.
+#[derive(Debug, Clone)]
+pub struct Prague {
+    /// The parameters ([`TABLE`]).
+    cfg: PragueConfig,
     upscaled_alpha: u64,
     frac_cwnd: u64,
     loss_frac_cwnd: u64,
@@ -191,9 +199,11 @@ pub struct Prague {
 impl Default for Prague {
     fn default() -> Self {
         Prague {
-            rtt_scaling: RttScaling::Rate,
-            rtt_target: 25_000 >> RTT_UNIT,
-            rtt_transition: 500,
+            cfg: PragueConfig {
+                rtt_scaling: RttScaling::Rate,
+                rtt_target: 25_000 >> RTT_UNIT,
+                rtt_transition: 500,
+            },
             upscaled_alpha: MAX_ALPHA << SHIFT_G,
             frac_cwnd: 10 * ONE_CWND,
             loss_frac_cwnd: 0,
@@ -258,16 +268,16 @@ impl Prague {
 
     /// Linux `prague_is_rtt_indep`.
     fn is_rtt_indep(&self, tp: &CcState) -> bool {
-        self.rtt_scaling != RttScaling::None
+        self.cfg.rtt_scaling != RttScaling::None
             && !tp.in_slow_start()
-            && self.round >= self.rtt_transition
+            && self.round >= self.cfg.rtt_transition
     }
 
     /// Linux `prague_target_rtt`, in 128 µs units.
     fn target_rtt(&self, tp: &CcState) -> u64 {
-        match self.rtt_scaling {
-            RttScaling::Additive => self.rtt_target + Self::srtt_units(tp),
-            _ => self.rtt_target,
+        match self.cfg.rtt_scaling {
+            RttScaling::Additive => self.cfg.rtt_target + Self::srtt_units(tp),
+            _ => self.cfg.rtt_target,
         }
     }
 
@@ -275,14 +285,14 @@ impl Prague {
     /// in 2^-20 packets.
     pub fn ai_ack_increase(&self, tp: &CcState) -> u64 {
         let rtt = Self::srtt_units(tp);
-        if self.rtt_scaling == RttScaling::None
-            || self.round < self.rtt_transition
+        if self.cfg.rtt_scaling == RttScaling::None
+            || self.round < self.cfg.rtt_transition
             || rtt == 0
             || rtt > MAX_SCALED_RTT
         {
             return ONE_CWND;
         }
-        match self.rtt_scaling {
+        match self.cfg.rtt_scaling {
             RttScaling::None => ONE_CWND,
             RttScaling::Rate | RttScaling::Additive => {
                 // prague_rate_scaled_ai_ack_increase
@@ -314,7 +324,7 @@ impl Prague {
         if !tp.in_slow_start() {
             self.round = self.round.wrapping_add(1);
             if self.round == 0 {
-                self.round = self.rtt_transition;
+                self.round = self.cfg.rtt_transition;
             }
         }
     }

@@ -49,7 +49,7 @@ pub const TABLE: Algorithm<Settable<Vegas>> = Algorithm {
                 default: "2",
                 help: "grow below this many queued packets (applied at the next round)",
             },
-            set: |c, v| c.alpha = v.int() as u32,
+            set: |c, v| c.cfg.alpha = v.int() as u32,
         },
         Settable {
             param: Param {
@@ -61,7 +61,7 @@ pub const TABLE: Algorithm<Settable<Vegas>> = Algorithm {
                 default: "4",
                 help: "shrink above this many queued packets",
             },
-            set: |c, v| c.beta = v.int() as u32,
+            set: |c, v| c.cfg.beta = v.int() as u32,
         },
         Settable {
             param: Param {
@@ -73,17 +73,25 @@ pub const TABLE: Algorithm<Settable<Vegas>> = Algorithm {
                 default: "1",
                 help: "leave slow start above this many queued packets",
             },
-            set: |c, v| c.gamma = v.int() as u32,
+            set: |c, v| c.cfg.gamma = v.int() as u32,
         },
     ],
 };
 
-/// Vegas state (Linux `struct vegas`) and parameters.
+/// Vegas's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
 #[derive(Debug, Clone)]
-pub struct Vegas {
+pub struct VegasConfig {
     alpha: u32,
     beta: u32,
     gamma: u32,
+}
+
+/// Vegas state (Linux `struct vegas`) and parameters.
+#[derive(Debug, Clone)]
+pub struct Vegas {
+    /// The parameters ([`TABLE`]).
+    cfg: VegasConfig,
     doing_vegas_now: bool,
     cnt_rtt: u32,
     /// µs + 1.
@@ -95,9 +103,11 @@ pub struct Vegas {
 impl Default for Vegas {
     fn default() -> Self {
         Vegas {
-            alpha: 2,
-            beta: 4,
-            gamma: 1,
+            cfg: VegasConfig {
+                alpha: 2,
+                beta: 4,
+                gamma: 1,
+            },
             doing_vegas_now: true,
             cnt_rtt: 0,
             min_rtt: 0x7fff_ffff,
@@ -177,16 +187,16 @@ impl CongestionControl for Vegas {
                 let rtt = self.min_rtt;
                 let target_cwnd = tp.cwnd as u64 * self.base_rtt as u64 / rtt as u64;
                 let diff = tp.cwnd.wrapping_mul(rtt - self.base_rtt) / self.base_rtt;
-                if diff > self.gamma && tp.in_slow_start() {
+                if diff > self.cfg.gamma && tp.in_slow_start() {
                     // Going too fast: match the actual rate and leave slow start.
                     tp.cwnd = tp.cwnd.min(target_cwnd as u32 + 1);
                     tp.ssthresh = tp.ssthresh.min(tp.cwnd);
                 } else if tp.in_slow_start() {
                     reno::slow_start(tp, acked);
-                } else if diff > self.beta {
+                } else if diff > self.cfg.beta {
                     tp.cwnd -= 1;
                     tp.ssthresh = tp.ssthresh.min(tp.cwnd);
-                } else if diff < self.alpha {
+                } else if diff < self.cfg.alpha {
                     tp.cwnd += 1;
                 }
                 tp.cwnd = tp.cwnd.clamp(2, tp.cwnd_clamp.max(2));

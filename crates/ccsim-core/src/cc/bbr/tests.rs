@@ -396,11 +396,11 @@ fn parameters_are_validated() {
     assert!(b
         .set_param(p, "high_gain", &ParamValue::Number(2.0))
         .is_ok());
-    assert_eq!(b.high_gain, 512);
+    assert_eq!(b.cfg.high_gain, 512);
     assert!(b
         .set_param(p, "probe_rtt_interval", &ParamValue::Str("5s".into()))
         .is_ok());
-    assert_eq!(b.min_rtt_win_ms, 5000);
+    assert_eq!(b.cfg.min_rtt_win_ms, 5000);
     let e = b
         .set_param(p, "cwnd_gain", &ParamValue::Number(0.5))
         .unwrap_err();

@@ -315,7 +315,7 @@ fn beta_change_mid_flow_changes_the_next_reduction_and_reno_slope() {
     cc.set_param("p", "beta", &ParamValue::Number(0.5)).unwrap();
     let cwnd = tp.cwnd;
     assert_eq!(cc.ssthresh(&tp, ReductionCause::Loss), cwnd / 2);
-    assert_eq!(cc.beta_scale, 8, "Reno slope 1 packet/RTT at beta 0.5");
+    assert_eq!(cc.cfg.beta_scale, 8, "Reno slope 1 packet/RTT at beta 0.5");
 }
 
 #[test]

@@ -136,5 +136,5 @@ fn parameters_are_checked() {
     assert!(e.message.contains("unknown parameter"), "{}", e.message);
     cc.set_param("f.cc", "rtt_target", &ParamValue::Str("10ms".into()))
         .unwrap();
-    assert_eq!(cc.rtt_target, 78);
+    assert_eq!(cc.cfg.rtt_target, 78);
 }
