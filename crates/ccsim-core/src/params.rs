@@ -19,6 +19,8 @@
 //! `expected a number`, `expected true or false` or `expected a string with a unit, got
 //! <value>`, and `expected <what it accepts>, got <value>` for a bad value.
 
+use std::cell::Cell;
+
 use crate::scenario::{
     AlgoSpec, ByteSize, DataRate, ParamValue, QueueLimit, ScenarioError, SimDuration,
 };
@@ -415,12 +417,25 @@ pub struct Reader<'a> {
     table: &'static Algorithm,
     spec: &'a AlgoSpec,
     path: &'a str,
+    /// Table entries read so far (bit i: `table.params[i]`), so that [`Reader::finish`]
+    /// also refuses a key of the table that this configuration does not read.
+    read: Cell<u64>,
 }
 
 impl<'a> Reader<'a> {
     /// A reader for `spec` at `path`.
     pub fn new(table: &'static Algorithm, spec: &'a AlgoSpec, path: &'a str) -> Self {
-        Reader { table, spec, path }
+        assert!(
+            table.params.len() <= 64,
+            "{}: too many parameters",
+            table.name
+        );
+        Reader {
+            table,
+            spec,
+            path,
+            read: Cell::new(0),
+        }
     }
 
     /// Fail (`expected a string`) if any of `names` is given and is not a string: the
@@ -437,11 +452,14 @@ impl<'a> Reader<'a> {
     }
 
     fn param(&self, name: &str) -> &'static Param {
-        self.table
+        let i = self
+            .table
             .params
             .iter()
-            .find(|p| p.name == name)
-            .unwrap_or_else(|| panic!("{name} is not in {}'s table", self.table.name))
+            .position(|p| p.name == name)
+            .unwrap_or_else(|| panic!("{name} is not in {}'s table", self.table.name));
+        self.read.set(self.read.get() | 1 << i);
+        &self.table.params[i]
     }
 
     /// The checked value of `name`, if the scenario gives it.
@@ -490,10 +508,27 @@ impl<'a> Reader<'a> {
         param_error(self.path, name, message)
     }
 
-    /// Fail on the first key (in name order) the table does not have.
+    /// Fail on the first key (in name order) that the table does not have or that this
+    /// configuration did not read (as `unknown parameter`, naming the table's keys).
     pub fn finish(self) -> Result<(), ScenarioError> {
         for key in self.spec.params.keys() {
-            self.table.entry(self.path, key, &self.spec.kind)?;
+            let read = self
+                .table
+                .params
+                .iter()
+                .position(|p| p.name == key)
+                .is_some_and(|i| self.read.get() & (1 << i) != 0);
+            if !read {
+                return Err(param_error(
+                    self.path,
+                    key,
+                    format!(
+                        "unknown parameter for {} (expected one of: {})",
+                        self.spec.kind,
+                        self.table.names().join(", ")
+                    ),
+                ));
+            }
         }
         Ok(())
     }
