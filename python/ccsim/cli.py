@@ -464,6 +464,10 @@ def build_parser() -> argparse.ArgumentParser:
     format_option(p, "write the figures")
     p.set_defaults(func=cmd_plot)
 
+    from ccsim import algorithms  # ccsim algorithms [NAME]: the parameter tables
+
+    algorithms.add_parser(sub)
+
     p = sub.add_parser("demo", help="run the bundled demo scenario and plot it")
     p.add_argument(
         "-o",

@@ -19,6 +19,7 @@ pub mod control;
 pub mod engine;
 pub mod flow;
 pub mod net;
+pub mod params;
 pub mod ppv;
 pub mod qdisc;
 pub mod results;

@@ -291,6 +291,36 @@ fn table_names() -> Vec<&'static str> {
     ccsim_core::sim::TABLE_NAMES.to_vec()
 }
 
+/// Every congestion control and queue discipline with its parameter table (the tables
+/// that check scenario files): `name`, `aliases`, `family` ("congestion control" or
+/// "queue discipline"), `summary`, `reference`, and `params`, each with `name`, `unit`,
+/// `default`, `accepts` and `help`.
+#[pyfunction]
+fn algorithms(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    let mut out = Vec::new();
+    for algo in ccsim_core::params::all() {
+        let d = PyDict::new(py);
+        d.set_item("name", algo.name)?;
+        d.set_item("aliases", algo.aliases.to_vec())?;
+        d.set_item("family", algo.family.label())?;
+        d.set_item("summary", algo.summary)?;
+        d.set_item("reference", algo.reference)?;
+        let mut params = Vec::new();
+        for p in &algo.params {
+            let pd = PyDict::new(py);
+            pd.set_item("name", p.name)?;
+            pd.set_item("unit", p.kind.unit())?;
+            pd.set_item("default", p.default)?;
+            pd.set_item("accepts", p.kind.accepts())?;
+            pd.set_item("help", p.help)?;
+            params.push(pd);
+        }
+        d.set_item("params", params)?;
+        out.push(d);
+    }
+    Ok(out)
+}
+
 /// A throughput-value function from a preset name or `[[rate_bps, value], ...]` points.
 fn tvf_from_py(spec: &Bound<'_, PyAny>) -> PyResult<ccsim_core::ppv::tvf::Tvf> {
     use ccsim_core::ppv::tvf::{Tvf, PRESETS};
@@ -368,6 +398,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(duration_ns, m)?)?;
     m.add_function(wrap_pyfunction!(table_names, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(tvf_values, m)?)?;
     m.add_function(wrap_pyfunction!(tvf_ideal_shares, m)?)?;
     m.add("__version__", ccsim_core::VERSION)?;

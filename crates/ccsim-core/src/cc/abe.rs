@@ -6,27 +6,67 @@
 //! (Khademi et al., "Alternative Backoff"), Section III. The once-per-RTT limit is the
 //! sender's CWR state (Linux `tcp_enter_cwr`), not repeated here.
 //!
-//! Parameters (on the host algorithm's table):
-//! - `abe` (bool): switch. When not given, ABE is on exactly when `beta_ecn` is given, so
-//!   `cc = { kind = "newreno", beta_ecn = 0.8 }` means ABE; `abe = true` alone uses the
-//!   algorithm's default `beta_ecn`; `abe = false` wins over a given `beta_ecn`. The rule
-//!   does not depend on the order in which the keys are set.
-//! - `beta_ecn` (number in (0, 1)): the multiplicative decrease on an ECN-Echo (defaults:
-//!   NewReno 0.8 per RFC 8511 §3.1, CUBIC 0.85).
-//! - `abe_in_slow_start` (bool, default false): RFC 8511 §3 uses `beta_ecn` only for an
-//!   ECN-Echo received in congestion avoidance; an echo that ends slow start (cwnd <
-//!   ssthresh when it arrives) gets the loss `beta`. Paper 003 Section III-A applies
-//!   `beta_ecn` at the end of slow start too: `true` reproduces the paper (and FreeBSD's
-//!   `cc_newreno`, which ignores slow start).
+//! Parameters: three entries declared here ([`abe_switch`], [`beta_ecn`],
+//! [`in_slow_start`]) and listed in the host algorithm's table. When `abe` is not given,
+//! ABE is on exactly when `beta_ecn` is given (`cc = { kind = "newreno", beta_ecn = 0.8 }`
+//! means ABE), whatever the order of the keys. RFC 8511 §3 uses `beta_ecn` only for an
+//! ECN-Echo received in congestion avoidance (an echo that ends slow start gets the loss
+//! `beta`); paper 003 Section III-A applies it at the end of slow start too, as
+//! `abe_in_slow_start = true` (and FreeBSD's `cc_newreno`) does.
 //!
 //! Departures: like Linux (and unlike RFC 8511's FlightSize) the factor multiplies cwnd;
 //! the product is truncated to whole packets.
 
-use super::{boolean, number_where, CcState, ReductionCause};
-use crate::scenario::{ParamValue, ScenarioError};
+use super::{CcState, ReductionCause};
+use crate::params::{Kind, Param, Settable, OPEN_UNIT};
 
-/// The ABE parameter names, for "unknown parameter" messages.
-pub const PARAMS: &[&str] = &["abe", "beta_ecn", "abe_in_slow_start"];
+/// A controller that carries ABE settings (its table lists ABE's three entries).
+pub trait HasAbe {
+    fn abe_mut(&mut self) -> &mut Abe;
+}
+
+/// The `abe` switch's table entry.
+pub const fn abe_switch<C: HasAbe>() -> Settable<C> {
+    Settable {
+        param: Param {
+            name: "abe",
+            kind: Kind::Bool,
+            default: "on when beta_ecn is given",
+            help: "ABE switch: `abe = true` alone uses the default `beta_ecn`; `abe = false` wins over a given `beta_ecn` (in any key order)",
+        },
+        set: |c, v| c.abe_mut().explicit = Some(v.boolean()),
+    }
+}
+
+/// The `beta_ecn` table entry, with the host algorithm's default.
+pub const fn beta_ecn<C: HasAbe>(default: &'static str) -> Settable<C> {
+    Settable {
+        param: Param {
+            name: "beta_ecn",
+            kind: OPEN_UNIT,
+            default,
+            help: "multiplicative decrease on an ECN echo when ABE applies (RFC 8511 §3.1)",
+        },
+        set: |c, v| {
+            let abe = c.abe_mut();
+            abe.beta_ecn = v.number();
+            abe.beta_ecn_given = true;
+        },
+    }
+}
+
+/// The `abe_in_slow_start` table entry.
+pub const fn in_slow_start<C: HasAbe>() -> Settable<C> {
+    Settable {
+        param: Param {
+            name: "abe_in_slow_start",
+            kind: Kind::Bool,
+            default: "false",
+            help: "`false`: an echo that ends slow start gets the loss `beta` (RFC 8511 §3); `true`: `beta_ecn` there too (paper 003 §III-A, FreeBSD)",
+        },
+        set: |c, v| c.abe_mut().in_slow_start = v.boolean(),
+    }
+}
 
 /// ABE settings of one controller.
 #[derive(Debug, Clone)]
@@ -65,27 +105,5 @@ impl Abe {
             && self.enabled()
             && (self.in_slow_start || !tp.in_slow_start()))
         .then_some(self.beta_ecn)
-    }
-
-    /// Handle `name` if it is an ABE parameter (`None` otherwise).
-    pub fn set_param(
-        &mut self,
-        path: &str,
-        name: &str,
-        value: &ParamValue,
-    ) -> Option<Result<(), ScenarioError>> {
-        let r = match name {
-            "abe" => boolean(path, name, value).map(|b| self.explicit = Some(b)),
-            "beta_ecn" => number_where(path, name, value, "a number in (0, 1)", |b| {
-                b > 0.0 && b < 1.0
-            })
-            .map(|b| {
-                self.beta_ecn = b;
-                self.beta_ecn_given = true;
-            }),
-            "abe_in_slow_start" => boolean(path, name, value).map(|b| self.in_slow_start = b),
-            _ => return None,
-        };
-        Some(r)
     }
 }

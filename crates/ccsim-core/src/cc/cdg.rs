@@ -16,8 +16,8 @@
 //! - Backoff with probability `1 - exp(-grad[µs] * backoff_factor * 1e-6)` when grad > 0:
 //!   `tcp_enter_cwr()` (here `tp.request_cwr`) with `ssthresh = max(2, cwnd *
 //!   backoff_beta)`, no growth on that ACK. With the window full and a constant per-round
-//!   gradient ḡ this is paper 000's `P = 1 - exp(-ḡ/G)` with `backoff_factor = 1000 / (G[ms]
-//!   * window)`.
+//!   gradient ḡ this is paper 000's `P = 1 - exp(-ḡ/G)` with
+//!   `backoff_factor = 1000 / (G_ms * window)`.
 //! - Ineffectual backoff (`use_ineff`): every backoff decision counts; beyond `use_ineff` in
 //!   a row without a summed gradient <= -32 µs, backoffs are skipped.
 //! - Shadow window (`use_shadow`): grows with cwnd's Reno increments, is raised to cwnd at
@@ -31,20 +31,13 @@
 //!   `ssthresh = cwnd`.
 //! - Growth is Reno's; undo is Reno's (`max(cwnd, prior_cwnd)`).
 //!
-//! Parameters (Linux module parameters, defaults): `window` (8; power of two <= 256),
-//! `backoff_beta` (0.7071 x 1024 = 724 -> 724/1024), `backoff_factor` (42), `hystart_detect`
-//! (3), `use_ineff` (5), `use_shadow` (true), `use_tolerance` (false). Additions:
-//! - `g`: paper 000's G in milliseconds instead of `backoff_factor`; the factor is `1000 /
-//!   (g * window)` rounded to the nearest integer, as an integer module parameter holds it
-//!   (G = 3 gives 41.7 -> 42, Linux's default; G = 100 and G = 120 both give 1). A G so
-//!   large that the factor rounds to 0 disables the delay backoff, as `backoff_factor = 0`
-//!   does in Linux. `g` and `backoff_factor` cannot both be given in one scenario table;
-//!   at run time the one set last wins.
-//! - `exact_factor` (false): true keeps the real-valued factor (no rounding of
-//!   `backoff_factor` or of the one derived from `g`), and the product grad x factor is
-//!   then not wrapped to 32 bits.
-//! - `coexistence` (shorthand): false sets `use_shadow = false` and `use_ineff = 0`
-//!   (paper 000's "co-existence heuristics disabled"); true restores their defaults.
+//! Parameters: [`TABLE`] (`ccsim algorithms cdg`), Linux's module parameters with their
+//! defaults (`backoff_beta` 0.7071 x 1024 = 724/1024) and three additions: `g` (paper 000's
+//! G in ms; the factor `1000 / (g * window)` is rounded as an integer module parameter
+//! holds it: G = 3 gives 41.7 -> 42, Linux's default, G = 100 and 120 both give 1, and a
+//! factor rounded to 0 disables the delay backoff as `backoff_factor = 0` does in Linux),
+//! `exact_factor` and the `coexistence` shorthand. `g` and `backoff_factor` cannot both be
+//! given in one scenario table; at run time the one set last wins.
 //!
 //! Runtime changes take effect from the next ACK: `g` or `window` recompute the factor;
 //! a new `window` also restarts the gradient window (Linux only allows it at load time).
@@ -59,28 +52,134 @@
 //!   factor); the 16-bit `backoff_cnt` wraps too.
 //! - The µs clock is 64-bit (Linux keeps 32-bit µs stamps that wrap after 71 minutes).
 
-use super::{
-    boolean, integer_in, number_where, reno, unknown_param, AckSample, CaEvent, CcState,
-    CongestionControl, Knob, KnobUnit, ReductionCause,
-};
+use super::{reno, AckSample, CaEvent, CcState, CongestionControl, Knob, KnobUnit, ReductionCause};
 use crate::engine::rng::{stream, SimRng, StreamKind};
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
 
 const HYSTART_ACK_TRAIN: u32 = 1;
 const HYSTART_DELAY: u32 = 2;
 
-const PARAMS: &[&str] = &[
-    "window",
-    "backoff_beta",
-    "backoff_factor",
-    "g",
-    "exact_factor",
-    "hystart_detect",
-    "use_ineff",
-    "use_shadow",
-    "use_tolerance",
-    "coexistence",
-];
+/// cdg's parameters.
+pub const TABLE: Algorithm<Settable<Cdg>> = Algorithm {
+    name: "cdg",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "CAIA Delay-Gradient: probabilistic backoff on a rising RTT gradient",
+    reference: "Linux net/ipv4/tcp_cdg.c; Hayes & Armitage, IFIP Networking 2011; paper 000 §II for g",
+    params: &[
+        Settable {
+            param: Param {
+                name: "window",
+                kind: Kind::Number { what: "a power of two in [1, 256]", ok: |w| w.fract() == 0.0 && (1.0..=256.0).contains(&w) && (w as u32).is_power_of_two() },
+                default: "8",
+                help: "rounds in the gradient window; a change restarts the window",
+            },
+            set: |c, v| {
+                let w = v.number() as u32;
+                if w != c.cfg.window {
+                    c.cfg.window = w;
+                    c.alloc_gradients();
+                }
+                c.recompute_factor();
+            },
+        },
+        Settable {
+            param: Param {
+                name: "backoff_beta",
+                kind: Kind::Number { what: "a number in [0, 1]", ok: |b| (0.0..=1.0).contains(&b) },
+                default: "724/1024 (0.7070)",
+                help: "multiplicative decrease of a delay backoff",
+            },
+            set: |c, v| c.cfg.backoff_beta = v.number(),
+        },
+        Settable {
+            param: Param {
+                name: "backoff_factor",
+                kind: Kind::Number { what: "a number >= 0", ok: |f| f >= 0.0 },
+                default: "42",
+                help: "Linux's factor; rounded to an integer unless `exact_factor`; 0 disables the delay backoff",
+            },
+            set: |c, v| {
+                c.cfg.factor_source = FactorSource::Factor(v.number());
+                c.recompute_factor();
+            },
+        },
+        Settable {
+            param: Param {
+                name: "g",
+                kind: Kind::Number { what: "a positive number (milliseconds)", ok: |g| g > 0.0 },
+                default: "none (backoff_factor applies)",
+                help: "paper 000's G instead of `backoff_factor`: factor = round(1000 / (g · window)) (G = 3 gives 42; a G large enough to round to 0 disables the backoff)",
+            },
+            set: |c, v| {
+                c.cfg.factor_source = FactorSource::G(v.number());
+                c.recompute_factor();
+            },
+        },
+        Settable {
+            param: Param {
+                name: "exact_factor",
+                kind: Kind::Bool,
+                default: "false",
+                help: "keep the real-valued factor (no rounding, no 32-bit wrap of grad × factor)",
+            },
+            set: |c, v| {
+                c.cfg.exact_factor = v.boolean();
+                c.recompute_factor();
+            },
+        },
+        Settable {
+            param: Param {
+                name: "hystart_detect",
+                kind: Kind::Integer { lo: 0, hi: 3 },
+                default: "3",
+                help: "CDG's HyStart: 1 ACK train, 2 delay, 3 both",
+            },
+            set: |c, v| c.cfg.hystart_detect = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "use_ineff",
+                kind: Kind::Integer { lo: 0, hi: u32::MAX as u64 },
+                default: "5",
+                help: "backoffs in a row without a falling gradient after which backoff is skipped (0: off)",
+            },
+            set: |c, v| c.cfg.use_ineff = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "use_shadow",
+                kind: Kind::Bool,
+                default: "true",
+                help: "shadow window: on loss `ssthresh = max(2, shadow, cwnd/2)` with `shadow = min(shadow/2, cwnd)` (without it `max(2, cwnd/2)`)",
+            },
+            set: |c, v| c.cfg.use_shadow = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "use_tolerance",
+                kind: Kind::Bool,
+                default: "false",
+                help: "a loss with a non-full queue does not reduce",
+            },
+            set: |c, v| c.cfg.use_tolerance = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "coexistence",
+                kind: Kind::Bool,
+                default: "true",
+                help: "shorthand: `false` sets `use_shadow = false`, `use_ineff = 0` (paper 000's \"co-existence heuristics disabled\"); `true` restores `true`, `5`",
+            },
+            set: |c, v| {
+                let on = v.boolean();
+                c.cfg.use_shadow = on;
+                c.cfg.use_ineff = if on { 5 } else { 0 };
+            },
+        },
+    ],
+};
 
 /// Linux `struct cdg_minmax` (µs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -132,10 +231,10 @@ fn div_round_closest(x: i32, d: i32) -> i32 {
     }
 }
 
-/// CDG state (Linux `struct cdg`) and parameters.
+/// CDG's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
 #[derive(Debug, Clone)]
-pub struct Cdg {
-    // ----- parameters
+pub struct CdgConfig {
     window: u32,
     backoff_beta: f64,
     factor_source: FactorSource,
@@ -146,6 +245,13 @@ pub struct Cdg {
     use_ineff: u32,
     use_shadow: bool,
     use_tolerance: bool,
+}
+
+/// CDG state (Linux `struct cdg`) and parameters.
+#[derive(Debug, Clone)]
+pub struct Cdg {
+    /// The parameters ([`TABLE`]).
+    cfg: CdgConfig,
 
     // ----- Linux struct cdg
     rtt: MinMax,
@@ -173,15 +279,17 @@ impl Cdg {
     /// CDG with Linux's defaults, drawing from a stream seeded with `seed`.
     pub fn new(seed: u64) -> Self {
         let mut c = Cdg {
-            window: 8,
-            backoff_beta: 724.0 / 1024.0,
-            factor_source: FactorSource::Factor(42.0),
-            exact_factor: false,
-            factor: 42.0,
-            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
-            use_ineff: 5,
-            use_shadow: true,
-            use_tolerance: false,
+            cfg: CdgConfig {
+                window: 8,
+                backoff_beta: 724.0 / 1024.0,
+                factor_source: FactorSource::Factor(42.0),
+                exact_factor: false,
+                factor: 42.0,
+                hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
+                use_ineff: 5,
+                use_shadow: true,
+                use_tolerance: false,
+            },
             rtt: MinMax::default(),
             rtt_prev: MinMax::default(),
             gradients: Vec::new(),
@@ -210,12 +318,12 @@ impl Cdg {
 
     /// The backoff factor in use.
     pub fn backoff_factor(&self) -> f64 {
-        self.factor
+        self.cfg.factor
     }
 
     fn alloc_gradients(&mut self) {
-        self.gradients = if self.window > 1 {
-            vec![MinMax::default(); self.window as usize]
+        self.gradients = if self.cfg.window > 1 {
+            vec![MinMax::default(); self.cfg.window as usize]
         } else {
             Vec::new()
         };
@@ -225,11 +333,11 @@ impl Cdg {
     }
 
     fn recompute_factor(&mut self) {
-        let raw = match self.factor_source {
+        let raw = match self.cfg.factor_source {
             FactorSource::Factor(f) => f,
-            FactorSource::G(g) => 1000.0 / (g * self.window as f64),
+            FactorSource::G(g) => 1000.0 / (g * self.cfg.window as f64),
         };
-        self.factor = if self.exact_factor {
+        self.cfg.factor = if self.cfg.exact_factor {
             raw
         } else {
             raw.round().min(u32::MAX as f64)
@@ -242,7 +350,7 @@ impl Cdg {
         if self.delay_min == 0 {
             return;
         }
-        if self.hystart_detect & HYSTART_ACK_TRAIN != 0 {
+        if self.cfg.hystart_detect & HYSTART_ACK_TRAIN != 0 {
             let now_us = tp.now_ns / 1000;
             if self.last_ack == 0 || !tp.is_cwnd_limited {
                 self.last_ack = now_us;
@@ -256,7 +364,7 @@ impl Cdg {
                 }
             }
         }
-        if self.hystart_detect & HYSTART_DELAY != 0 {
+        if self.cfg.hystart_detect & HYSTART_DELAY != 0 {
             if self.sample_cnt < 8 {
                 self.sample_cnt += 1;
             } else {
@@ -281,7 +389,7 @@ impl Cdg {
                 min: gmin,
                 max: gmax,
             };
-            self.tail = (self.tail + 1) & (self.window - 1);
+            self.tail = (self.tail + 1) & (self.cfg.window - 1);
             gmin = self.gsum.min;
             gmax = self.gsum.max;
         }
@@ -292,14 +400,14 @@ impl Cdg {
             if self.tail == 0 {
                 self.gfilled = true;
             } else {
-                grad = grad.wrapping_mul(self.window as i32) / self.tail as i32;
+                grad = grad.wrapping_mul(self.cfg.window as i32) / self.tail as i32;
             }
         }
         // The backoff was effectual.
         if gmin <= -32 || gmax <= -32 {
             self.backoff_cnt = 0;
         }
-        if self.use_tolerance {
+        if self.cfg.use_tolerance {
             // Reduce small variations to zero.
             let m = div_round_closest(gmin, 64);
             let mx = div_round_closest(gmax, 64);
@@ -314,10 +422,10 @@ impl Cdg {
 
     /// Linux `tcp_cdg_backoff()`: back off with probability 1 - exp(-grad x factor x 1e-6).
     fn backoff(&mut self, tp: &mut CcState, grad: u32) -> bool {
-        let p_keep = if self.exact_factor {
-            (-(grad as f64) * self.factor * 1e-6).exp()
+        let p_keep = if self.cfg.exact_factor {
+            (-(grad as f64) * self.cfg.factor * 1e-6).exp()
         } else {
-            let u = grad.wrapping_mul(self.factor as u32);
+            let u = grad.wrapping_mul(self.cfg.factor as u32);
             if u >= 1 << 24 {
                 0.0
             } else {
@@ -327,9 +435,9 @@ impl Cdg {
         if self.rng.uniform() < p_keep {
             return false;
         }
-        if self.use_ineff > 0 {
+        if self.cfg.use_ineff > 0 {
             self.backoff_cnt = self.backoff_cnt.wrapping_add(1);
-            if self.backoff_cnt as u32 > self.use_ineff {
+            if self.backoff_cnt as u32 > self.cfg.use_ineff {
                 return false;
             }
         }
@@ -360,13 +468,13 @@ impl CongestionControl for Cdg {
     fn ssthresh(&mut self, tp: &CcState, _cause: ReductionCause) -> u32 {
         let cwnd = tp.cwnd;
         if self.state == State::Backoff {
-            return ((cwnd as f64 * self.backoff_beta.min(1.0)) as u32).max(2);
+            return ((cwnd as f64 * self.cfg.backoff_beta.min(1.0)) as u32).max(2);
         }
-        if self.state == State::NonFull && self.use_tolerance {
+        if self.state == State::NonFull && self.cfg.use_tolerance {
             return cwnd;
         }
         self.shadow_wnd = (self.shadow_wnd >> 1).min(cwnd);
-        if self.use_shadow {
+        if self.cfg.use_shadow {
             self.shadow_wnd.max(cwnd >> 1).max(2)
         } else {
             (cwnd >> 1).max(2)
@@ -375,7 +483,7 @@ impl CongestionControl for Cdg {
 
     /// Not called in CWR or Recovery (the sender's rule, as Linux's).
     fn cong_avoid(&mut self, tp: &mut CcState, acked: u32) {
-        if tp.in_slow_start() && self.hystart_detect != 0 {
+        if tp.in_slow_start() && self.cfg.hystart_detect != 0 {
             self.hystart_update(tp);
         }
         if tp.snd_una > self.rtt_seq && self.rtt.is_set() {
@@ -454,384 +562,9 @@ impl CongestionControl for Cdg {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        match name {
-            "window" => {
-                let w = number_where(path, name, value, "a power of two in [1, 256]", |w| {
-                    w.fract() == 0.0 && (1.0..=256.0).contains(&w) && (w as u32).is_power_of_two()
-                })? as u32;
-                if w != self.window {
-                    self.window = w;
-                    self.alloc_gradients();
-                }
-                self.recompute_factor();
-            }
-            "backoff_beta" => {
-                self.backoff_beta = number_where(path, name, value, "a number in [0, 1]", |b| {
-                    (0.0..=1.0).contains(&b)
-                })?
-            }
-            "backoff_factor" => {
-                let f = number_where(path, name, value, "a number >= 0", |f| f >= 0.0)?;
-                self.factor_source = FactorSource::Factor(f);
-                self.recompute_factor();
-            }
-            "g" => {
-                let g = number_where(path, name, value, "a positive number (milliseconds)", |g| {
-                    g > 0.0
-                })?;
-                self.factor_source = FactorSource::G(g);
-                self.recompute_factor();
-            }
-            "exact_factor" => {
-                self.exact_factor = boolean(path, name, value)?;
-                self.recompute_factor();
-            }
-            "hystart_detect" => self.hystart_detect = integer_in(path, name, value, 0, 3)? as u32,
-            "use_ineff" => {
-                self.use_ineff = integer_in(path, name, value, 0, u32::MAX as u64)? as u32
-            }
-            "use_shadow" => self.use_shadow = boolean(path, name, value)?,
-            "use_tolerance" => self.use_tolerance = boolean(path, name, value)?,
-            "coexistence" => {
-                let on = boolean(path, name, value)?;
-                self.use_shadow = on;
-                self.use_ineff = if on { 5 } else { 0 };
-            }
-            other => return Err(unknown_param(path, other, "cdg", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cc::tests::state;
-
-    const MS: u64 = 1_000_000;
-
-    fn cdg(params: &[(&str, ParamValue)]) -> Cdg {
-        let mut c = Cdg::new(7);
-        for (n, v) in params {
-            c.set_param("p", n, v).unwrap();
-        }
-        c
-    }
-
-    /// Drives CDG through rounds in congestion avoidance with controlled RTTs, playing the
-    /// sender's part: a requested backoff enters CWR (ssthresh hook), the reduction round
-    /// still delivers RTT samples, then CWR completes.
-    struct Driver {
-        cc: Cdg,
-        tp: CcState,
-        rounds: u64,
-        opportunities: u64,
-        backoffs: u64,
-    }
-
-    impl Driver {
-        fn new(cc: Cdg) -> Self {
-            let mut tp = state(100);
-            tp.ssthresh = 50; // congestion avoidance: no HyStart
-            let mut d = Driver {
-                cc,
-                tp,
-                rounds: 0,
-                opportunities: 0,
-                backoffs: 0,
-            };
-            d.cc.init(&mut d.tp);
-            d
-        }
-
-        /// Feed one round's RTT samples (min and max), single-packet ACKs.
-        fn samples(&mut self, min_us: u64, max_us: u64) {
-            for r in [min_us, max_us, (min_us + max_us) / 2] {
-                let sample = AckSample {
-                    pkts_acked: 1,
-                    rtt_ns: Some(r * 1000),
-                    in_flight: self.tp.cwnd,
-                };
-                self.cc.pkts_acked(&mut self.tp, &sample);
-            }
-        }
-
-        /// One round with RTTs in [min, max], ended by an ACK past the round's snd_nxt.
-        fn round(&mut self, min_us: u64, max_us: u64) {
-            self.rounds += 1;
-            self.samples(min_us, max_us);
-            self.end_round();
-            let evaluates = self.cc.rtt.is_set() && self.cc.rtt_prev.is_set();
-            let cwnd = self.tp.cwnd;
-            self.cc.cong_avoid(&mut self.tp, 1);
-            if evaluates && self.cc.gfilled {
-                self.opportunities += 1;
-            }
-            if std::mem::take(&mut self.tp.request_cwr) {
-                self.backoffs += 1;
-                self.tp.cwnd = cwnd;
-                let ss = self.cc.ssthresh(&self.tp, ReductionCause::Delay);
-                assert_eq!(
-                    ss,
-                    ((cwnd as u64 * 724) >> 10) as u32,
-                    "backoff_beta 724/1024"
-                );
-                // The CWR round: samples continue, then the reduction completes. The
-                // window is kept constant so that rounds stay comparable.
-                self.tp.cwnd = cwnd;
-                self.samples(min_us, max_us);
-                self.end_round();
-                self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
-            }
-        }
-
-        /// A round's data goes out and the first ACK beyond the round's start mark arrives.
-        fn end_round(&mut self) {
-            self.tp.now_ns += 100 * MS;
-            let mark = self.tp.snd_nxt;
-            self.tp.snd_nxt += self.tp.cwnd as u64;
-            self.tp.snd_una = mark + 1;
-        }
-    }
-
-    /// Rounds with a constant gradient `d_us` per round; returns (backoffs, opportunities).
-    fn constant_gradient(cc: Cdg, d_us: u64, rounds: u64) -> (u64, u64) {
-        let mut d = Driver::new(cc);
-        let mut base = 100_000u64;
-        for _ in 0..rounds {
-            d.round(base, base + 5_000);
-            base += d_us;
-        }
-        (d.backoffs, d.opportunities)
-    }
-
-    #[test]
-    fn backoff_frequency_matches_one_minus_exp_of_gradient_over_g() {
-        // Paper 000 Eq. (4): P = 1 - exp(-ḡ/G), ḡ the mean per-round gradient in ms.
-        // G = 3 ms, exact factor 1000 / (3 x 8): ḡ = 1.07 ms gives P = 0.30.
-        let g_ms = 3.0;
-        let d_us = 1070;
-        let cc = cdg(&[
-            ("g", ParamValue::Number(g_ms)),
-            ("exact_factor", ParamValue::Bool(true)),
-            ("coexistence", ParamValue::Bool(false)),
-        ]);
-        let (backoffs, n) = constant_gradient(cc, d_us, 30_000);
-        let p = 1.0 - (-(d_us as f64 / 1000.0) / g_ms).exp();
-        let freq = backoffs as f64 / n as f64;
-        let sigma = (p * (1.0 - p) / n as f64).sqrt();
-        assert!(n > 15_000, "{n} opportunities");
-        assert!(
-            (freq - p).abs() < 4.0 * sigma,
-            "backoff frequency {freq:.4} vs P {p:.4} (n = {n}, 4σ = {:.4})",
-            4.0 * sigma
-        );
-        // The integer factor (Linux default 42) at the same gradient:
-        // P = 1 - exp(-8 x 1070 x 42 x 1e-6) = 0.302.
-        let cc = cdg(&[("coexistence", ParamValue::Bool(false))]);
-        let (backoffs, n) = constant_gradient(cc, d_us, 30_000);
-        let p = 1.0 - (-(8.0 * d_us as f64) * 42.0 * 1e-6).exp();
-        let freq = backoffs as f64 / n as f64;
-        let sigma = (p * (1.0 - p) / n as f64).sqrt();
-        assert!((freq - p).abs() < 4.0 * sigma, "{freq:.4} vs {p:.4}");
-    }
-
-    #[test]
-    fn no_backoff_without_a_positive_gradient() {
-        let cc = cdg(&[("coexistence", ParamValue::Bool(false))]);
-        let (backoffs, n) = constant_gradient(cc, 0, 2_000);
-        assert_eq!(backoffs, 0);
-        assert!(n > 1_000);
-    }
-
-    #[test]
-    fn g_is_rounded_to_an_integer_factor_unless_exact() {
-        let f = |g: f64, exact: bool| {
-            cdg(&[
-                ("exact_factor", ParamValue::Bool(exact)),
-                ("g", ParamValue::Number(g)),
-            ])
-            .backoff_factor()
-        };
-        assert_eq!(f(3.0, false), 42.0, "Linux's default is G = 3");
-        assert_eq!(f(100.0, false), 1.0);
-        assert_eq!(f(120.0, false), 1.0);
-        assert_eq!(f(100.0, true), 1.25);
-        assert!((f(120.0, true) - 1000.0 / 960.0).abs() < 1e-12);
-        // Observed: with the same random stream G = 100 and G = 120 back off identically
-        // by default, differently with exact factors.
-        let run = |g: f64, exact: bool| {
-            let cc = cdg(&[
-                ("g", ParamValue::Number(g)),
-                ("exact_factor", ParamValue::Bool(exact)),
-                ("coexistence", ParamValue::Bool(false)),
-            ]);
-            constant_gradient(cc, 20_000, 3_000).0
-        };
-        assert_eq!(run(100.0, false), run(120.0, false));
-        assert_ne!(run(100.0, true), run(120.0, true));
-    }
-
-    #[test]
-    fn g_change_mid_flow_changes_the_backoff_rate() {
-        // Start with G = 100 ms (rare backoffs at 1 ms/round), then G = 1 ms.
-        let cc = cdg(&[
-            ("g", ParamValue::Number(100.0)),
-            ("exact_factor", ParamValue::Bool(true)),
-            ("coexistence", ParamValue::Bool(false)),
-        ]);
-        let mut d = Driver::new(cc);
-        let mut base = 100_000u64;
-        for _ in 0..2_000 {
-            d.round(base, base + 5_000);
-            base += 1_000;
-        }
-        let early = d.backoffs as f64 / d.opportunities as f64;
-        d.cc.set_param("p", "g", &ParamValue::Number(1.0)).unwrap();
-        let (b0, n0) = (d.backoffs, d.opportunities);
-        for _ in 0..2_000 {
-            d.round(base, base + 5_000);
-            base += 1_000;
-        }
-        let late = (d.backoffs - b0) as f64 / (d.opportunities - n0) as f64;
-        // P = 1 - exp(-1/100) = 0.01 vs 1 - exp(-1) = 0.63.
-        assert!(early < 0.03, "{early}");
-        assert!((late - 0.632).abs() < 0.06, "{late}");
-    }
-
-    #[test]
-    fn ineffectual_backoffs_are_suppressed_until_a_negative_gradient() {
-        // Linux default use_ineff = 5: a constant positive gradient backs off 5 times, then
-        // never again.
-        let cc = cdg(&[("g", ParamValue::Number(0.1))]); // near-certain backoff
-        let (backoffs, _) = constant_gradient(cc, 2_000, 500);
-        assert_eq!(backoffs, 5);
-        // A falling RTT (summed gradient <= -32 µs) re-arms it.
-        let mut d = Driver::new(cdg(&[("g", ParamValue::Number(0.1))]));
-        let mut base = 100_000u64;
-        for _ in 0..100 {
-            d.round(base, base + 5_000);
-            base += 2_000;
-        }
-        assert_eq!(d.backoffs, 5);
-        for _ in 0..20 {
-            d.round(base, base + 5_000);
-            base -= 2_000;
-        }
-        for _ in 0..20 {
-            d.round(base, base + 5_000);
-            base += 2_000;
-        }
-        assert!(d.backoffs > 5, "{}", d.backoffs);
-    }
-
-    #[test]
-    fn gradient_is_extrapolated_until_the_window_fills() {
-        let mut cc = cdg(&[]);
-        let mut tp = state(100);
-        cc.init(&mut tp);
-        cc.rtt_prev = MinMax {
-            min: 100_000,
-            max: 105_000,
-        };
-        cc.rtt = MinMax {
-            min: 100_100,
-            max: 105_000,
-        };
-        // First round of the window: 100 µs x 8 / 1.
-        assert_eq!(cc.grad(), 800);
-        cc.rtt_prev = cc.rtt;
-        cc.rtt = MinMax {
-            min: 100_200,
-            max: 105_000,
-        };
-        // Sum 200 µs over 2 of 8 slots: 200 x 8 / 2.
-        assert_eq!(cc.grad(), 800);
-        // Min gradient zero: the max gradient is used.
-        cc.rtt_prev = cc.rtt;
-        cc.rtt = MinMax {
-            min: 100_000,
-            max: 106_000,
-        };
-        assert_eq!(cc.grad(), 1_000 * 8 / 3);
-    }
-
-    #[test]
-    fn loss_uses_the_shadow_window() {
-        let mut cc = cdg(&[]);
-        let mut tp = state(100);
-        cc.init(&mut tp);
-        cc.shadow_wnd = 180;
-        // shadow = min(180 / 2, 100) = 90; ssthresh = max(2, 90, 50).
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Loss), 90);
-        cc.set_param("p", "use_shadow", &ParamValue::Bool(false))
-            .unwrap();
-        cc.shadow_wnd = 180;
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Loss), 50);
-    }
-
-    #[test]
-    fn delayed_ack_filter_keeps_single_packet_acks_out_of_the_max() {
-        let mut cc = cdg(&[]);
-        let mut tp = state(100);
-        cc.init(&mut tp);
-        let ack = |cc: &mut Cdg, tp: &mut CcState, n: u32, ms: u64| {
-            cc.pkts_acked(
-                tp,
-                &AckSample {
-                    pkts_acked: n,
-                    rtt_ns: Some(ms * MS),
-                    in_flight: 100,
-                },
-            )
-        };
-        ack(&mut cc, &mut tp, 2, 100);
-        ack(&mut cc, &mut tp, 1, 140); // delayed ACK: not a max
-        assert_eq!(
-            cc.rtt,
-            MinMax {
-                min: 100_000,
-                max: 100_000
-            }
-        );
-        ack(&mut cc, &mut tp, 1, 90); // lowers the min
-        assert_eq!(cc.rtt.min, 90_000);
-    }
-
-    #[test]
-    fn hystart_delay_ends_slow_start_at_nine_eighths_of_the_min() {
-        let mut cc = cdg(&[("hystart_detect", ParamValue::Number(2.0))]);
-        let mut tp = state(4);
-        tp.ssthresh = crate::cc::INFINITE_SSTHRESH;
-        cc.init(&mut tp);
-        cc.delay_min = 100_000;
-        cc.rtt.min = 112_600; // > 112.5 ms
-        for _ in 0..9 {
-            cc.cong_avoid(&mut tp, 0);
-        }
-        assert_eq!(tp.ssthresh, tp.cwnd, "at any cwnd (here 4)");
-    }
-
-    #[test]
-    fn bad_values_name_the_parameter() {
-        let mut cc = Cdg::new(1);
-        let e = cc
-            .set_param("flows[1].cc", "window", &ParamValue::Number(6.0))
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "flows[1].cc.window: expected a power of two in [1, 256], got 6"
-        );
-        let e = cc
-            .set_param("flows[1].cc", "g", &ParamValue::Number(0.0))
-            .unwrap_err();
-        assert_eq!(e.path, "flows[1].cc.g");
-        let e = cc
-            .set_param("flows[1].cc", "use_shadow", &ParamValue::Number(1.0))
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "flows[1].cc.use_shadow: expected true or false, got 1"
-        );
-    }
-}
+mod tests;

@@ -37,16 +37,13 @@
 //!   samples in a round, the round's minimum RTT above `delay_min + clamp(delay_min / 8,
 //!   4 ms, 16 ms)` ends slow start. Ending slow start means `ssthresh = cwnd`.
 //!
-//! Parameters (Linux module parameters and their defaults): `beta` (717/1024), `c`
-//! (`bic_scale` 41 -> 410/1024 ≈ 0.4), `fast_convergence` (true), `tcp_friendliness`
-//! (true), `hystart` (true), `hystart_detect` (3: 1 ACK train, 2 delay, 3 both),
-//! `hystart_low_window` (16), `hystart_ack_delta` ("2ms"), `hz` (1000, the kernel's
-//! CONFIG_HZ: jiffies are `hz` ticks per second of simulated time counted from the start
-//! of the run). Options beyond Linux (defaults = Linux): `rfc9438_friendly_alpha` (false;
-//! true: the Reno estimate grows by 1 packet per RTT instead of 0.53 once it has reached
-//! `cwnd_prior`, the cwnd when ssthresh was last set, RFC 9438 §4.3; before any reduction
-//! it grows by 1 per RTT), ABE: `abe`, `beta_ecn` (0.85, RFC 8511 §3.1), `abe_in_slow_start`
-//! (see [`super::abe`]). With ABE an ECN reduction updates W_max (and fast convergence)
+//! Parameters: [`TABLE`] (`ccsim algorithms cubic`): Linux's module parameters with their
+//! defaults (`hz` is CONFIG_HZ: jiffies are `hz` ticks per second of simulated time from
+//! the start of the run), then options beyond Linux whose defaults are Linux:
+//! `rfc9438_friendly_alpha` (the Reno estimate grows by 1 packet per RTT instead of 0.53
+//! once it has reached `cwnd_prior`, the cwnd when ssthresh was last set, RFC 9438 §4.3;
+//! before any reduction it grows by 1 per RTT) and ABE's (see [`super::abe`], `beta_ecn`
+//! 0.85 per RFC 8511 §3.1). With ABE an ECN reduction updates W_max (and fast convergence)
 //! exactly as a loss does and only the ssthresh factor changes — RFC 8511 changes only the
 //! multiplicative decrease, and neqo's CUBIC (the one ABE implementation for CUBIC read)
 //! does the same; the next epoch's K then comes from the smaller drop.
@@ -71,12 +68,10 @@
 //! - The ccsim sender calls `set_state` only when the state changes, so a repeated RTO
 //!   does not reset CUBIC again (Linux calls `cubictcp_state(Loss)` on every RTO).
 
-use super::abe::Abe;
-use super::{
-    boolean, duration_where, integer_in, number_where, reno, unknown_param, CaEvent, CaState,
-    CcState, CongestionControl, ReductionCause,
-};
+use super::abe::{self, Abe, HasAbe};
+use super::{reno, CaEvent, CaState, CcState, CongestionControl, ReductionCause};
 use crate::cc::AckSample;
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable, OPEN_UNIT};
 use crate::scenario::{ParamValue, ScenarioError};
 
 /// Linux `HYSTART_ACK_TRAIN`.
@@ -91,26 +86,140 @@ const HYSTART_DELAY_MAX_US: u32 = 16000;
 /// `sk_gso_max_size` of a Linux host (GSO_LEGACY_MAX_SIZE).
 const GSO_MAX_SIZE: u64 = 65536;
 
-const PARAMS: &[&str] = &[
-    "beta",
-    "c",
-    "fast_convergence",
-    "tcp_friendliness",
-    "hystart",
-    "hystart_detect",
-    "hystart_low_window",
-    "hystart_ack_delta",
-    "hz",
-    "rfc9438_friendly_alpha",
-    "abe",
-    "beta_ecn",
-    "abe_in_slow_start",
-];
+/// CUBIC's parameters (Linux's module parameters, then the options beyond Linux).
+pub const TABLE: Algorithm<Settable<Cubic>> = Algorithm {
+    name: "cubic",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "CUBIC with HyStart, as Linux's default congestion control",
+    reference: "Linux net/ipv4/tcp_cubic.c (CUBIC v2.3); RFC 9438; ABE: RFC 8511",
+    params: &[
+        Settable {
+            param: Param {
+                name: "beta",
+                kind: OPEN_UNIT,
+                default: "717/1024 (0.7002)",
+                help: "multiplicative decrease (Linux `beta`)",
+            },
+            set: |c, v| {
+                c.cfg.beta = v.number();
+                c.cfg.beta_scale = beta_scale(c.cfg.beta);
+            },
+        },
+        Settable {
+            param: Param {
+                name: "c",
+                kind: Kind::Number {
+                    what: "a positive number",
+                    ok: |c| c > 0.0,
+                },
+                default: "410/1024 (0.4004)",
+                help: "cubic scaling constant C (Linux `bic_scale` 41); a change starts a new curve from the current cwnd",
+            },
+            set: |c, v| {
+                c.cfg.c = v.number();
+                // A new curve from the next ACK (last_cwnd = 0 defeats the HZ/32 hold).
+                c.epoch_start = None;
+                c.last_cwnd = 0;
+            },
+        },
+        Settable {
+            param: Param {
+                name: "fast_convergence",
+                kind: Kind::Bool,
+                default: "true",
+                help: "`W_max = cwnd (1 + beta) / 2` when cwnd is below the previous `W_max`",
+            },
+            set: |c, v| c.cfg.fast_convergence = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "tcp_friendliness",
+                kind: Kind::Bool,
+                default: "true",
+                help: "Reno-friendly region (a Reno estimate growing 3(1 − β)/(1 + β) packets per RTT)",
+            },
+            set: |c, v| c.cfg.tcp_friendliness = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "hystart",
+                kind: Kind::Bool,
+                default: "true",
+                help: "HyStart in slow start",
+            },
+            set: |c, v| c.cfg.hystart = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "hystart_detect",
+                kind: Kind::Integer { lo: 0, hi: 3 },
+                default: "3",
+                help: "HyStart signals: 1 ACK train, 2 delay, 3 both",
+            },
+            set: |c, v| c.cfg.hystart_detect = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "hystart_low_window",
+                kind: Kind::Integer {
+                    lo: 0,
+                    hi: u32::MAX as u64,
+                },
+                default: "16",
+                help: "cwnd (packets) below which HyStart does not run",
+            },
+            set: |c, v| c.cfg.hystart_low_window = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "hystart_ack_delta",
+                kind: Kind::Duration {
+                    what: Some("a duration like \"2ms\""),
+                    ok: |_| true,
+                },
+                default: "\"2ms\"",
+                help: "ACKs closer than this extend an ACK train",
+            },
+            set: |c, v| c.cfg.hystart_ack_delta_us = v.ns() / 1000,
+        },
+        Settable {
+            param: Param {
+                name: "hz",
+                kind: Kind::Integer {
+                    lo: 1,
+                    hi: 1_000_000,
+                },
+                default: "1000",
+                help: "kernel `CONFIG_HZ`: jiffies per simulated second",
+            },
+            set: |c, v| c.rescale_jiffies(v.int()),
+        },
+        Settable {
+            param: Param {
+                name: "rfc9438_friendly_alpha",
+                kind: Kind::Bool,
+                default: "false",
+                help: "`true`: the Reno estimate grows 1 packet per RTT once it reaches the cwnd of the last reduction (RFC 9438 §4.3)",
+            },
+            set: |c, v| c.cfg.rfc9438_friendly_alpha = v.boolean(),
+        },
+        abe::abe_switch(),
+        abe::beta_ecn("0.85"),
+        abe::in_slow_start(),
+    ],
+};
 
-/// CUBIC: parameters and the state of Linux's `struct bictcp`.
+impl HasAbe for Cubic {
+    fn abe_mut(&mut self) -> &mut Abe {
+        &mut self.cfg.abe
+    }
+}
+
+/// CUBIC's configuration: the values of its [`TABLE`] (and `beta_scale`, derived from
+/// `beta`), kept apart from the per-flow state as quinn's `congestion/cubic.rs` does.
 #[derive(Debug, Clone)]
-pub struct Cubic {
-    // ----- parameters
+pub struct CubicConfig {
     beta: f64,
     c: f64,
     fast_convergence: bool,
@@ -124,6 +233,13 @@ pub struct Cubic {
     abe: Abe,
     /// Linux `beta_scale`, derived from `beta`.
     beta_scale: u32,
+}
+
+/// CUBIC: its configuration and the state of Linux's `struct bictcp`.
+#[derive(Debug, Clone)]
+pub struct Cubic {
+    /// The parameters ([`TABLE`]).
+    cfg: CubicConfig,
 
     // ----- Linux struct bictcp
     cnt: u32,
@@ -156,18 +272,20 @@ impl Default for Cubic {
     fn default() -> Self {
         let beta = 717.0 / 1024.0;
         Cubic {
-            beta,
-            c: 410.0 / 1024.0,
-            fast_convergence: true,
-            tcp_friendliness: true,
-            hystart: true,
-            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
-            hystart_low_window: 16,
-            hystart_ack_delta_us: 2000,
-            hz: 1000,
-            rfc9438_friendly_alpha: false,
-            abe: Abe::new(0.85),
-            beta_scale: beta_scale(beta),
+            cfg: CubicConfig {
+                beta,
+                c: 410.0 / 1024.0,
+                fast_convergence: true,
+                tcp_friendliness: true,
+                hystart: true,
+                hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
+                hystart_low_window: 16,
+                hystart_ack_delta_us: 2000,
+                hz: 1000,
+                rfc9438_friendly_alpha: false,
+                abe: Abe::new(0.85),
+                beta_scale: beta_scale(beta),
+            },
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -200,13 +318,13 @@ impl Cubic {
     /// Jiffies at `ns` of simulated time.
     #[inline]
     fn jiffies(&self, ns: u64) -> u64 {
-        (ns as u128 * self.hz as u128 / 1_000_000_000) as u64
+        (ns as u128 * self.cfg.hz as u128 / 1_000_000_000) as u64
     }
 
     /// Linux `usecs_to_jiffies()` (rounds up).
     #[inline]
     fn usecs_to_jiffies(&self, us: u32) -> u64 {
-        (us as u64 * self.hz).div_ceil(1_000_000)
+        (us as u64 * self.cfg.hz).div_ceil(1_000_000)
     }
 
     /// The W_max the next epoch aims at (0 before the first reduction).
@@ -243,7 +361,7 @@ impl Cubic {
     fn update(&mut self, tp: &CcState, cwnd: u32, acked: u32) {
         self.ack_cnt = self.ack_cnt.wrapping_add(acked);
         let now = self.jiffies(tp.now_ns);
-        if self.last_cwnd == cwnd && now.saturating_sub(self.last_time) <= self.hz / 32 {
+        if self.last_cwnd == cwnd && now.saturating_sub(self.last_time) <= self.cfg.hz / 32 {
             return;
         }
         // The cubic function can update cnt at most once per jiffy.
@@ -260,7 +378,7 @@ impl Cubic {
                         self.k_s = 0.0;
                         self.origin_point = cwnd;
                     } else {
-                        self.k_s = ((self.last_max_cwnd - cwnd) as f64 / self.c).cbrt();
+                        self.k_s = ((self.last_max_cwnd - cwnd) as f64 / self.cfg.c).cbrt();
                         self.origin_point = self.last_max_cwnd;
                     }
                     now
@@ -268,9 +386,11 @@ impl Cubic {
             };
             // The target is the curve one minimum RTT ahead.
             let t_j = now.saturating_sub(epoch) + self.usecs_to_jiffies(self.delay_min_us);
-            let t = t_j as f64 / self.hz as f64;
+            let t = t_j as f64 / self.cfg.hz as f64;
             let offs = (t - self.k_s).abs();
-            let delta = (self.c * offs * offs * offs).floor().min(u32::MAX as f64) as u32;
+            let delta = (self.cfg.c * offs * offs * offs)
+                .floor()
+                .min(u32::MAX as f64) as u32;
             let target = if t < self.k_s {
                 self.origin_point.saturating_sub(delta)
             } else {
@@ -287,14 +407,15 @@ impl Cubic {
             }
         }
         // Reno-friendly region.
-        if self.tcp_friendliness {
+        if self.cfg.tcp_friendliness {
             loop {
-                let per_pkt = if self.rfc9438_friendly_alpha && self.tcp_cwnd >= self.cwnd_prior {
-                    cwnd
-                } else {
-                    ((cwnd as u64 * self.beta_scale as u64) >> 3) as u32
-                }
-                .max(1);
+                let per_pkt =
+                    if self.cfg.rfc9438_friendly_alpha && self.tcp_cwnd >= self.cwnd_prior {
+                        cwnd
+                    } else {
+                        ((cwnd as u64 * self.cfg.beta_scale as u64) >> 3) as u32
+                    }
+                    .max(1);
                 if self.ack_cnt <= per_pkt {
                     break;
                 }
@@ -330,12 +451,12 @@ impl Cubic {
         if tp.snd_una > self.end_seq {
             self.hystart_reset(tp);
         }
-        if tp.cwnd < self.hystart_low_window {
+        if tp.cwnd < self.cfg.hystart_low_window {
             return;
         }
-        if self.hystart_detect & HYSTART_ACK_TRAIN != 0 {
+        if self.cfg.hystart_detect & HYSTART_ACK_TRAIN != 0 {
             let now = tp.now_ns / 1000;
-            if now.saturating_sub(self.last_ack_us) <= self.hystart_ack_delta_us {
+            if now.saturating_sub(self.last_ack_us) <= self.cfg.hystart_ack_delta_us {
                 self.last_ack_us = now;
                 // Linux halves delay_min plus the cushion for unpaced sockets only.
                 let mut threshold = self.delay_min_us as u64 + self.hystart_ack_delay_us(tp);
@@ -349,7 +470,7 @@ impl Cubic {
                 }
             }
         }
-        if self.hystart_detect & HYSTART_DELAY != 0 {
+        if self.cfg.hystart_detect & HYSTART_DELAY != 0 {
             self.curr_rtt_us = self.curr_rtt_us.min(delay_us);
             if self.sample_cnt < HYSTART_MIN_SAMPLES {
                 self.sample_cnt += 1;
@@ -370,17 +491,17 @@ impl Cubic {
         fn conv(j: u64, from: u64, to: u64) -> u64 {
             (j as u128 * to as u128 / from as u128) as u64
         }
-        let old = self.hz;
+        let old = self.cfg.hz;
         self.last_time = conv(self.last_time, old, new_hz);
         self.epoch_start = self.epoch_start.map(|e| conv(e, old, new_hz));
-        self.hz = new_hz;
+        self.cfg.hz = new_hz;
     }
 }
 
 impl CongestionControl for Cubic {
     fn init(&mut self, tp: &mut CcState) {
         self.reset();
-        if self.hystart {
+        if self.cfg.hystart {
             self.hystart_reset(tp);
         }
     }
@@ -389,13 +510,13 @@ impl CongestionControl for Cubic {
         let cwnd = tp.cwnd;
         self.epoch_start = None;
         // W_max and fast convergence.
-        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-            (cwnd as f64 * (1.0 + self.beta) / 2.0) as u32
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
+            (cwnd as f64 * (1.0 + self.cfg.beta) / 2.0) as u32
         } else {
             cwnd
         };
         self.cwnd_prior = cwnd;
-        let beta = self.abe.beta_for(tp, cause).unwrap_or(self.beta);
+        let beta = self.cfg.abe.beta_for(tp, cause).unwrap_or(self.cfg.beta);
         ((cwnd as f64 * beta) as u32).max(2)
     }
 
@@ -421,7 +542,7 @@ impl CongestionControl for Cubic {
         };
         // Discard delay samples right after a reduction.
         if let Some(epoch) = self.epoch_start {
-            if self.jiffies(tp.now_ns).saturating_sub(epoch) < self.hz {
+            if self.jiffies(tp.now_ns).saturating_sub(epoch) < self.cfg.hz {
                 return;
             }
         }
@@ -429,7 +550,7 @@ impl CongestionControl for Cubic {
         if self.delay_min_us == 0 || self.delay_min_us > delay {
             self.delay_min_us = delay;
         }
-        if !self.found && tp.in_slow_start() && self.hystart {
+        if !self.found && tp.in_slow_start() && self.cfg.hystart {
             self.hystart_update(tp, delay);
         }
     }
@@ -460,403 +581,9 @@ impl CongestionControl for Cubic {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        if let Some(r) = self.abe.set_param(path, name, value) {
-            return r;
-        }
-        match name {
-            "beta" => {
-                self.beta = number_where(path, name, value, "a number in (0, 1)", |b| {
-                    b > 0.0 && b < 1.0
-                })?;
-                self.beta_scale = beta_scale(self.beta);
-            }
-            "c" => {
-                self.c = number_where(path, name, value, "a positive number", |c| c > 0.0)?;
-                // A new curve from the next ACK (last_cwnd = 0 defeats the HZ/32 hold).
-                self.epoch_start = None;
-                self.last_cwnd = 0;
-            }
-            "fast_convergence" => self.fast_convergence = boolean(path, name, value)?,
-            "tcp_friendliness" => self.tcp_friendliness = boolean(path, name, value)?,
-            "hystart" => self.hystart = boolean(path, name, value)?,
-            "hystart_detect" => self.hystart_detect = integer_in(path, name, value, 0, 3)? as u32,
-            "hystart_low_window" => {
-                self.hystart_low_window = integer_in(path, name, value, 0, u32::MAX as u64)? as u32
-            }
-            "hystart_ack_delta" => {
-                self.hystart_ack_delta_us =
-                    duration_where(path, name, value, "a duration like \"2ms\"", |_| true)? / 1000
-            }
-            "hz" => {
-                let hz = integer_in(path, name, value, 1, 1_000_000)?;
-                self.rescale_jiffies(hz);
-            }
-            "rfc9438_friendly_alpha" => self.rfc9438_friendly_alpha = boolean(path, name, value)?,
-            other => return Err(unknown_param(path, other, "cubic", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cc::tests::state;
-    use crate::cc::INFINITE_SSTHRESH;
-
-    const MS: u64 = 1_000_000;
-
-    /// Linux's constants.
-    const BETA: f64 = 717.0 / 1024.0;
-    const C: f64 = 410.0 / 1024.0;
-
-    /// Drive congestion avoidance for `dur_ns` with an ACK clock of `rtt_ns`: each round
-    /// delivers one ACK per packet of the round's starting cwnd, evenly spaced. Returns
-    /// (time since start, cwnd) after every round.
-    fn run_rounds(cc: &mut Cubic, tp: &mut CcState, rtt_ns: u64, rounds: u32) -> Vec<(f64, u32)> {
-        let start = tp.now_ns;
-        let mut out = vec![];
-        for _ in 0..rounds {
-            let n = tp.cwnd;
-            let gap = rtt_ns / n as u64;
-            for _ in 0..n {
-                tp.now_ns += gap;
-                tp.snd_una += 1;
-                tp.snd_nxt += 1;
-                cc.pkts_acked(
-                    tp,
-                    &AckSample {
-                        pkts_acked: 1,
-                        rtt_ns: Some(rtt_ns),
-                        in_flight: tp.cwnd,
-                    },
-                );
-                cc.cong_avoid(tp, 1);
-            }
-            tp.now_ns = tp.now_ns - gap * n as u64 + rtt_ns;
-            out.push(((tp.now_ns - start) as f64 / 1e9, tp.cwnd));
-        }
-        out
-    }
-
-    /// A CUBIC in congestion avoidance right after a loss at `w_max`, with minimum RTT
-    /// `rtt_ns` already measured.
-    fn after_loss(w_max: u32, rtt_ns: u64) -> (Cubic, CcState) {
-        let mut cc = Cubic::default();
-        let mut tp = state(w_max);
-        tp.now_ns = 10_000 * MS;
-        cc.init(&mut tp);
-        cc.pkts_acked(
-            &mut tp,
-            &AckSample {
-                pkts_acked: 1,
-                rtt_ns: Some(rtt_ns),
-                in_flight: w_max,
-            },
-        );
-        let ss = cc.ssthresh(&tp, ReductionCause::Loss);
-        tp.ssthresh = ss;
-        tp.cwnd = ss; // end of the reduction (tcp_end_cwnd_reduction)
-        (cc, tp)
-    }
-
-    fn w_cubic(t: f64, k: f64, w_max: f64) -> f64 {
-        C * (t - k).powi(3) + w_max
-    }
-
-    /// Linux aims each ACK at the curve one minimum RTT ahead, with the curve's offset
-    /// truncated to whole packets (towards W_max), so the window at the end of the round
-    /// ending at t lies within one packet of [W(t), W(t + min_rtt)].
-    fn assert_on_curve(traj: &[(f64, u32)], k: f64, w_max: f64, rtt_s: f64) {
-        for &(t, cwnd) in traj {
-            let (a, b) = (w_cubic(t, k, w_max), w_cubic(t + rtt_s, k, w_max));
-            let (lo, hi) = (a.min(b) - 1.0, a.max(b) + 1.0);
-            assert!(
-                (lo..=hi).contains(&(cwnd as f64)),
-                "t = {t:.1} s: cwnd {cwnd} outside [{lo:.2}, {hi:.2}] (W_max {w_max}, K {k:.3})"
-            );
-        }
-    }
-
-    #[test]
-    fn ssthresh_and_w_max_follow_linux_constants() {
-        let mut cc = Cubic::default();
-        let tp = state(100);
-        // 100 x 717 / 1024 = 70.02.
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Loss), 70);
-        assert_eq!(cc.w_max(), 100);
-        // Linux treats an ECN echo exactly like a loss.
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Ecn), 70);
-        assert_eq!(beta_scale(BETA), 15, "Linux's precomputed beta_scale");
-    }
-
-    #[test]
-    fn window_follows_the_cubic_curve_after_a_loss() {
-        // W_max = 100, RTT = min RTT = 100 ms: K = cbrt(100 x 0.3 / 0.4) = 4.2 s. The
-        // Reno estimate (0.53 packets/RTT from 70) stays below the curve throughout.
-        let rtt = 100 * MS;
-        let (mut cc, mut tp) = after_loss(100, rtt);
-        assert_eq!(tp.cwnd, 70);
-        let w_max = 100.0;
-        let k = ((w_max - 70.0) / C).cbrt();
-        let traj = run_rounds(&mut cc, &mut tp, rtt, 90);
-        assert_on_curve(&traj, k, w_max, 0.1);
-        // The plateau: around t = K the window is at W_max.
-        let at_k = traj.iter().find(|&&(t, _)| t >= k).unwrap();
-        assert!((at_k.1 as f64 - w_max).abs() <= 1.0, "{at_k:?}");
-        // Convex region beyond: W(9 s) = 100 + 0.4 x 4.78^3 = 144.
-        let last = traj.last().unwrap();
-        assert!(last.1 > 140, "{last:?}");
-    }
-
-    #[test]
-    fn fast_convergence_lowers_w_max_on_a_loss_below_it() {
-        let rtt = 100 * MS;
-        for (fc, expect_w_max) in [(true, 765u32), (false, 900)] {
-            let (mut cc, mut tp) = after_loss(1000, rtt);
-            cc.set_param("p", "fast_convergence", &ParamValue::Bool(fc))
-                .unwrap();
-            // Second loss at 900 < W_max = 1000: W_max = 900 (1 + 0.7) / 2 = 765.1.
-            tp.cwnd = 900;
-            let ss = cc.ssthresh(&tp, ReductionCause::Loss);
-            assert_eq!(ss, 630, "900 x 717 / 1024");
-            assert_eq!(cc.w_max(), expect_w_max);
-            tp.ssthresh = ss;
-            tp.cwnd = ss;
-            // Observed: the next epoch follows the curve with the new W_max (K = 7.0 s with
-            // fast convergence, 8.8 s without).
-            let k = ((expect_w_max - ss) as f64 / C).cbrt();
-            let traj = run_rounds(&mut cc, &mut tp, rtt, 80);
-            assert_on_curve(&traj, k, expect_w_max as f64, 0.1);
-        }
-    }
-
-    #[test]
-    fn reno_friendly_region_dominates_at_low_bdp() {
-        // W_max = 10 at 10 ms: the curve needs K = cbrt(3 / 0.4) = 1.96 s to regain 3
-        // packets; the Reno estimate gains cwnd / ((cwnd x 15) >> 3) ~ 0.53 packets per
-        // 10 ms round (RFC 9438: 3 (1 - beta) / (1 + beta) = 0.53).
-        let rtt = 10 * MS;
-        let (mut cc, mut tp) = after_loss(10, rtt);
-        assert_eq!(tp.cwnd, 7);
-        let traj = run_rounds(&mut cc, &mut tp, rtt, 100);
-        let slope = (traj[99].1 - traj[29].1) as f64 / 70.0;
-        assert!(
-            (slope - 8.0 / 15.0).abs() < 0.05,
-            "slope {slope} packets/RTT"
-        );
-        // Without the Reno-friendly region the window stays on the curve, below W_max.
-        let (mut cc, mut tp) = after_loss(10, rtt);
-        cc.set_param("p", "tcp_friendliness", &ParamValue::Bool(false))
-            .unwrap();
-        let traj = run_rounds(&mut cc, &mut tp, rtt, 100);
-        assert_on_curve(&traj, (3.0 / C).cbrt(), 10.0, 0.01);
-        assert!(traj.last().unwrap().1 <= 10);
-    }
-
-    #[test]
-    fn rfc9438_alpha_switches_the_reno_estimate_to_one_packet_per_rtt() {
-        let rtt = 10 * MS;
-        let (mut cc, mut tp) = after_loss(10, rtt);
-        cc.set_param("p", "rfc9438_friendly_alpha", &ParamValue::Bool(true))
-            .unwrap();
-        let traj = run_rounds(&mut cc, &mut tp, rtt, 100);
-        // 0.53/RTT until W_est reaches cwnd_prior = 10 (about 6 rounds), then 1/RTT.
-        let got = traj.last().unwrap().1 as f64;
-        assert!(got > 95.0 && got < 106.0, "cwnd {got}");
-        // Linux's estimate reaches about 7 + 0.53 x 100 = 60 (previous test).
-    }
-
-    #[test]
-    fn no_loss_yet_caps_growth_at_five_percent_per_rtt() {
-        // HyStart ended slow start at 100 before any loss (W_max = 0): cnt <= 20.
-        let mut cc = Cubic::default();
-        let mut tp = state(100);
-        cc.init(&mut tp);
-        let traj = run_rounds(&mut cc, &mut tp, 100 * MS, 10);
-        // 1.05^10 = 1.63 would be the cap; the Reno estimate is far below.
-        let got = traj.last().unwrap().1;
-        assert!((155..=165).contains(&got), "{got}");
-    }
-
-    #[test]
-    fn rto_resets_w_max_and_delay_min() {
-        let (mut cc, mut tp) = after_loss(100, 100 * MS);
-        assert_eq!(cc.w_max(), 100);
-        cc.set_state(&mut tp, CaState::Loss);
-        assert_eq!(cc.w_max(), 0);
-        assert_eq!(cc.delay_min_us, 0);
-    }
-
-    #[test]
-    fn idle_time_shifts_the_epoch() {
-        let rtt = 100 * MS;
-        let (mut cc, mut tp) = after_loss(100, rtt);
-        run_rounds(&mut cc, &mut tp, rtt, 5);
-        let epoch = cc.epoch_start.unwrap();
-        // The application goes idle: everything is ACKed, then 3 s later new data.
-        cc.pkts_acked(
-            &mut tp,
-            &AckSample {
-                pkts_acked: 1,
-                rtt_ns: None,
-                in_flight: 1,
-            },
-        );
-        // The last data went out at this last ACK (the sender sets lsndtime).
-        tp.lsndtime_ns = tp.now_ns;
-        let last_send = tp.now_ns;
-        tp.now_ns += 3000 * MS;
-        cc.cwnd_event(&mut tp, CaEvent::TxStart);
-        // Linux bictcp_cwnd_event(): the epoch moves by now - lsndtime (3000 jiffies).
-        let shift = cc.epoch_start.unwrap() - epoch;
-        let expect = (tp.now_ns - last_send) / MS;
-        assert_eq!(shift, expect, "shift {shift} jiffies, idle {expect}");
-    }
-
-    fn sample(tp: &mut CcState, cc: &mut Cubic, rtt_ms: u64) {
-        cc.pkts_acked(
-            tp,
-            &AckSample {
-                pkts_acked: 1,
-                rtt_ns: Some(rtt_ms * MS),
-                in_flight: tp.cwnd,
-            },
-        );
-    }
-
-    #[test]
-    fn hystart_delay_detection_uses_linux_thresholds() {
-        // delay_min = 100 ms: threshold = 100 + clamp(12.5, 4, 16) = 112.5 ms, after 8
-        // samples in a round, at cwnd >= 16. ACKs 5 ms apart: no ACK train.
-        for (rtt_ms, hystart, expect_exit) in
-            [(113, true, true), (112, true, false), (113, false, false)]
-        {
-            let mut cc = Cubic::default();
-            cc.set_param("p", "hystart", &ParamValue::Bool(hystart))
-                .unwrap();
-            let mut tp = state(32);
-            tp.ssthresh = INFINITE_SSTHRESH;
-            tp.snd_nxt = 32;
-            cc.init(&mut tp);
-            sample(&mut tp, &mut cc, 100);
-            // Next round.
-            tp.snd_una = 33;
-            tp.snd_nxt = 64;
-            for _ in 0..12 {
-                tp.now_ns += 5 * MS;
-                sample(&mut tp, &mut cc, rtt_ms);
-            }
-            let exited = tp.ssthresh == tp.cwnd;
-            assert_eq!(exited, expect_exit, "rtt {rtt_ms} hystart {hystart}");
-        }
-    }
-
-    #[test]
-    fn hystart_ack_train_ends_slow_start_after_half_the_min_rtt() {
-        let mut cc = Cubic::default();
-        cc.set_param("p", "hystart_detect", &ParamValue::Number(1.0))
-            .unwrap();
-        let mut tp = state(32);
-        tp.ssthresh = INFINITE_SSTHRESH;
-        cc.init(&mut tp);
-        sample(&mut tp, &mut cc, 100);
-        tp.snd_una = 33;
-        tp.snd_nxt = 64;
-        // A train of ACKs 1 ms apart from the round's first ACK (t = 1 ms): it fires once
-        // it spans more than (100 ms + 1 ms cushion) / 2 = 50.5 ms, i.e. at t = 52 ms.
-        let round_start = tp.now_ns;
-        let mut fired_at = None;
-        for i in 1..80u64 {
-            tp.now_ns = round_start + i * MS;
-            sample(&mut tp, &mut cc, 100);
-            if tp.ssthresh == tp.cwnd {
-                fired_at = Some(i);
-                break;
-            }
-        }
-        assert_eq!(fired_at, Some(52));
-        // Trains with gaps beyond hystart_ack_delta (2 ms) never fire.
-        let mut cc = Cubic::default();
-        let mut tp = state(32);
-        tp.ssthresh = INFINITE_SSTHRESH;
-        cc.init(&mut tp);
-        cc.set_param("p", "hystart_detect", &ParamValue::Number(1.0))
-            .unwrap();
-        sample(&mut tp, &mut cc, 100);
-        tp.snd_una = 33;
-        tp.snd_nxt = 64;
-        for _ in 1..40u64 {
-            tp.now_ns += 3 * MS;
-            sample(&mut tp, &mut cc, 100);
-        }
-        assert_eq!(tp.ssthresh, INFINITE_SSTHRESH);
-    }
-
-    #[test]
-    fn abe_cubic_uses_beta_ecn_and_keeps_w_max() {
-        let mut cc = Cubic::default();
-        cc.set_param("p", "abe", &ParamValue::Bool(true)).unwrap();
-        let tp = state(100);
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Ecn), 85);
-        assert_eq!(cc.w_max(), 100);
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Loss), 70);
-        let mut tp = state(100);
-        tp.ssthresh = INFINITE_SSTHRESH;
-        assert_eq!(
-            cc.ssthresh(&tp, ReductionCause::Ecn),
-            70,
-            "end of slow start: loss beta (RFC 8511 §3)"
-        );
-    }
-
-    #[test]
-    fn beta_change_mid_flow_changes_the_next_reduction_and_reno_slope() {
-        let (mut cc, mut tp) = after_loss(100, 100 * MS);
-        run_rounds(&mut cc, &mut tp, 100 * MS, 3);
-        cc.set_param("p", "beta", &ParamValue::Number(0.5)).unwrap();
-        let cwnd = tp.cwnd;
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Loss), cwnd / 2);
-        assert_eq!(cc.beta_scale, 8, "Reno slope 1 packet/RTT at beta 0.5");
-    }
-
-    #[test]
-    fn c_change_mid_epoch_restarts_the_curve_with_the_new_c() {
-        let rtt = 100 * MS;
-        let (mut a, mut tpa) = after_loss(100, rtt);
-        let (mut b, mut tpb) = after_loss(100, rtt);
-        run_rounds(&mut a, &mut tpa, rtt, 5);
-        run_rounds(&mut b, &mut tpb, rtt, 5);
-        b.set_param("p", "c", &ParamValue::Number(4.0)).unwrap();
-        let ta = run_rounds(&mut a, &mut tpa, rtt, 15);
-        let tb = run_rounds(&mut b, &mut tpb, rtt, 15);
-        // Ten times C: the new curve from cwnd ~80 has K = cbrt(20 / 4) = 1.7 s, so at
-        // t = 2 s the window is at W_max; with C = 0.4 (K = 4.2 s) W(2 s) = 95.7.
-        assert!(tb.last().unwrap().1 >= 99, "{tb:?}");
-        assert!(ta.last().unwrap().1 <= 97, "{ta:?}");
-    }
-
-    #[test]
-    fn bad_values_name_the_parameter() {
-        let mut cc = Cubic::default();
-        let e = cc
-            .set_param("flows[0].cc", "beta", &ParamValue::Number(1.5))
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "flows[0].cc.beta: expected a number in (0, 1), got 1.5"
-        );
-        let e = cc
-            .set_param("flows[0].cc", "hystart_ack_delta", &ParamValue::Number(2.0))
-            .unwrap_err();
-        assert_eq!(e.path, "flows[0].cc.hystart_ack_delta");
-        let e = cc
-            .set_param("flows[0].cc", "hystart_detect", &ParamValue::Number(4.0))
-            .unwrap_err();
-        assert_eq!(e.path, "flows[0].cc.hystart_detect");
-        let e = cc
-            .set_param("flows[0].cc", "gamma", &ParamValue::Number(4.0))
-            .unwrap_err();
-        assert_eq!(e.path, "flows[0].cc.gamma");
-    }
-}
+mod tests;

@@ -20,27 +20,65 @@
 //! - Without ECN on the flow (`tp.ecn_ok == false` at init) it is Linux's "dctcp-reno":
 //!   Reno ssthresh, growth and undo, no α.
 //!
-//! Parameters: `shift_g` (integer 0..=10, default 4: g = 1/16), `alpha_on_init` (fraction
-//! in [0, 1], default 1.0 = Linux 1024/1024). Changing `shift_g` mid-flow applies at the
-//! next α update; `alpha_on_init` applies only when the flow (re)starts, as in Linux.
+//! Parameters: [`TABLE`] (`ccsim algorithms dctcp`). Changing `shift_g` mid-flow applies at
+//! the next α update; `alpha_on_init` applies only when the flow (re)starts, as in Linux.
 //!
 //! Departures: none in the sender algorithm (Linux's packet counts, not RFC 8257's
 //! bytes). PLB (path rehashing on persistent CE) is not modelled: ccsim has one path.
 
-use super::{integer_in, number_where, reno, unknown_param, CaEvent, CaState, CcState};
+use super::{reno, CaEvent, CaState, CcState};
 use super::{AckFlags, CongestionControl, ReductionCause};
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
 
 /// Linux `DCTCP_MAX_ALPHA`.
 const MAX_ALPHA: u32 = 1024;
 
-const PARAMS: &[&str] = &["shift_g", "alpha_on_init"];
+/// dctcp's parameters.
+pub const TABLE: Algorithm<Settable<Dctcp>> = Algorithm {
+    name: "dctcp",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "Data Center TCP: window cut in proportion to the fraction of CE-marked packets",
+    reference: "Linux net/ipv4/tcp_dctcp.c; RFC 8257 §3.3-3.4",
+    params: &[
+        Settable {
+            param: Param {
+                name: "shift_g",
+                kind: Kind::Integer { lo: 0, hi: 10 },
+                default: "4",
+                help: "estimation gain g = 2^−shift_g (1/16); a change applies at the next α update",
+            },
+            set: |c, v| c.cfg.shift_g = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "alpha_on_init",
+                kind: Kind::Number {
+                    what: "a number in [0, 1]",
+                    ok: |a| (0.0..=1.0).contains(&a),
+                },
+                default: "1.0",
+                help: "α when the flow (re)starts (Linux 1024/1024); a change applies only at a (re)start",
+            },
+            set: |c, v| c.cfg.alpha_on_init = (v.number() * MAX_ALPHA as f64).round() as u32,
+        },
+    ],
+};
+
+/// DCTCP's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
+#[derive(Debug, Clone)]
+pub struct DctcpConfig {
+    shift_g: u32,
+    alpha_on_init: u32,
+}
 
 /// DCTCP state (Linux `struct dctcp`) and parameters.
 #[derive(Debug, Clone)]
 pub struct Dctcp {
-    shift_g: u32,
-    alpha_on_init: u32,
+    /// The parameters ([`TABLE`]).
+    cfg: DctcpConfig,
     /// α in 1/1024.
     alpha: u32,
     next_seq: u64,
@@ -54,8 +92,10 @@ pub struct Dctcp {
 impl Default for Dctcp {
     fn default() -> Self {
         Dctcp {
-            shift_g: 4,
-            alpha_on_init: MAX_ALPHA,
+            cfg: DctcpConfig {
+                shift_g: 4,
+                alpha_on_init: MAX_ALPHA,
+            },
             alpha: MAX_ALPHA,
             next_seq: 0,
             old_delivered: 0,
@@ -96,7 +136,7 @@ impl CongestionControl for Dctcp {
         if self.reno_fallback {
             return;
         }
-        self.alpha = self.alpha_on_init.min(MAX_ALPHA);
+        self.alpha = self.cfg.alpha_on_init.min(MAX_ALPHA);
         self.loss_cwnd = 0;
         self.reset_window(tp);
     }
@@ -122,10 +162,10 @@ impl CongestionControl for Dctcp {
         let delivered = tp.delivered - self.old_delivered;
         let mut delivered_ce = tp.delivered_ce - self.old_delivered_ce;
         let mut alpha = self.alpha;
-        let decay = alpha >> self.shift_g;
+        let decay = alpha >> self.cfg.shift_g;
         alpha -= if decay == 0 { alpha } else { decay };
         if delivered_ce > 0 {
-            delivered_ce <<= 10 - self.shift_g;
+            delivered_ce <<= 10 - self.cfg.shift_g;
             delivered_ce /= delivered.max(1);
             alpha = (alpha as u64 + delivered_ce).min(MAX_ALPHA as u64) as u32;
         }
@@ -161,17 +201,7 @@ impl CongestionControl for Dctcp {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        match name {
-            "shift_g" => self.shift_g = integer_in(path, name, value, 0, 10)? as u32,
-            "alpha_on_init" => {
-                let a = number_where(path, name, value, "a number in [0, 1]", |a| {
-                    (0.0..=1.0).contains(&a)
-                })?;
-                self.alpha_on_init = (a * MAX_ALPHA as f64).round() as u32;
-            }
-            other => return Err(unknown_param(path, other, "dctcp", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 
     fn needs_accurate_ecn(&self) -> bool {
@@ -180,132 +210,4 @@ impl CongestionControl for Dctcp {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cc::tests::state;
-
-    /// One observation window: `w` packets delivered, `marked` of them with ECE.
-    fn window(cc: &mut Dctcp, tp: &mut CcState, w: u64, marked: u64) {
-        tp.snd_una = tp.snd_nxt;
-        tp.snd_nxt += w;
-        tp.delivered += w;
-        tp.delivered_ce += marked;
-        cc.in_ack_event(tp, AckFlags::default());
-    }
-
-    fn started(tp: &mut CcState) -> Dctcp {
-        let mut cc = Dctcp::default();
-        cc.init(tp);
-        cc
-    }
-
-    #[test]
-    fn alpha_starts_at_one_and_decays_by_g_per_window() {
-        let mut tp = state(40);
-        let mut cc = started(&mut tp);
-        assert_eq!(cc.alpha, 1024);
-        window(&mut cc, &mut tp, 40, 0);
-        assert_eq!(cc.alpha, 1024 - 64, "α(1 - 1/16)");
-        // Within a window (snd_una below next_seq) nothing changes.
-        tp.snd_una = tp.snd_nxt - 1;
-        tp.delivered += 39;
-        cc.in_ack_event(&mut tp, AckFlags::default());
-        assert_eq!(cc.alpha, 960);
-        // Unmarked windows drive α to exactly 0 (the snap when α >> 4 is 0).
-        for _ in 0..200 {
-            window(&mut cc, &mut tp, 40, 0);
-        }
-        assert_eq!(cc.alpha, 0);
-    }
-
-    #[test]
-    fn alpha_converges_to_the_marking_fraction() {
-        // Fixed point of α' = α - floor(α/16) + floor(M·64/D): floor(α/16) = floor(64F),
-        // so α ∈ [16 floor(64F), 16 floor(64F) + 15] / 1024.
-        for (w, marked) in [(40u64, 10u64), (50, 5), (64, 48)] {
-            let mut tp = state(w as u32);
-            let mut cc = started(&mut tp);
-            for _ in 0..300 {
-                window(&mut cc, &mut tp, w, marked);
-            }
-            let lo = 16 * (64 * marked / w) as u32;
-            assert!(
-                (lo..=lo + 15).contains(&cc.alpha),
-                "F = {marked}/{w}: α = {} not in [{lo}, {}]",
-                cc.alpha,
-                lo + 15
-            );
-            let f = marked as f64 / w as f64;
-            assert!((cc.alpha() - f).abs() <= 16.0 / 1024.0);
-        }
-    }
-
-    #[test]
-    fn ece_reduction_is_cwnd_times_one_minus_alpha_over_two() {
-        let mut tp = state(100);
-        let mut cc = started(&mut tp);
-        // α = 1: halve.
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Ecn), 50);
-        cc.alpha = 256; // α = 0.25: 100 (1 - 0.125) = 87.5; Linux 100 - (25600 >> 11) = 88
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Ecn), 88);
-        cc.alpha = 0;
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Ecn), 100);
-    }
-
-    #[test]
-    fn loss_halves_whatever_alpha() {
-        let mut tp = state(100);
-        let mut cc = started(&mut tp);
-        cc.alpha = 100;
-        // Recovery entry: the ssthresh hook, then set_state(Recovery) overrides.
-        tp.ssthresh = cc.ssthresh(&tp, ReductionCause::Loss);
-        cc.set_state(&mut tp, CaState::Recovery);
-        assert_eq!(tp.ssthresh, 50);
-        // RTO.
-        let mut tp = state(60);
-        tp.ssthresh = cc.ssthresh(&tp, ReductionCause::Loss);
-        cc.cwnd_event(&mut tp, CaEvent::Loss);
-        assert_eq!(tp.ssthresh, 30);
-        // Undo restores the cwnd of the last reduction.
-        tp.cwnd = 31;
-        assert_eq!(cc.undo_cwnd(&tp), 60);
-    }
-
-    #[test]
-    fn without_ecn_it_is_reno() {
-        let mut tp = state(100);
-        tp.ecn_ok = false;
-        let mut cc = started(&mut tp);
-        cc.alpha = 0;
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Ecn), 50);
-        window(&mut cc, &mut tp, 100, 100);
-        assert_eq!(cc.alpha, 0, "no α updates in dctcp-reno");
-    }
-
-    #[test]
-    fn shift_g_change_mid_flow_changes_the_gain() {
-        let mut tp = state(40);
-        let mut cc = started(&mut tp);
-        cc.set_param("p", "shift_g", &ParamValue::Number(1.0))
-            .unwrap();
-        window(&mut cc, &mut tp, 40, 0);
-        assert_eq!(cc.alpha, 512, "g = 1/2");
-        let e = cc
-            .set_param("flows[0].cc", "shift_g", &ParamValue::Number(11.0))
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "flows[0].cc.shift_g: expected an integer in [0, 10], got 11"
-        );
-    }
-
-    #[test]
-    fn alpha_on_init_sets_the_starting_alpha() {
-        let mut cc = Dctcp::default();
-        cc.set_param("p", "alpha_on_init", &ParamValue::Number(0.0))
-            .unwrap();
-        let mut tp = state(100);
-        cc.init(&mut tp);
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Ecn), 100);
-    }
-}
+mod tests;

@@ -18,14 +18,11 @@
 //!   per RTT — the sender's Recovery/CWR with `ssthresh = max(cwnd / 2, MIN_CWND)`.
 //! - The window starts at INIT_CWND.
 //!
-//! Parameters (RFC 6817 names and recommended values): `target` ("100ms"; the RFC says it
-//! MUST be 100 ms or less, larger values are rejected), `gain` (1; MUST be <= 1),
-//! `allowed_increase` (1 packet; MUST be > 0), `min_cwnd` (2), `init_cwnd` (2; 0 keeps the
-//! flow's `initial_window`), `base_history` (10 minutes), `current_filter` (4 samples: the
-//! RFC asks for at least 4 delay samples per RTT), `slow_start` (false: the RFC pseudocode
-//! has no slow start; true adds Reno slow start while cwnd < ssthresh, as ns-3's TcpLedbat
-//! offers). Changes apply from the next ACK; a smaller `base_history` or `current_filter`
-//! drops the oldest entries.
+//! Parameters: [`TABLE`] (`ccsim algorithms ledbat`), RFC 6817's names and recommended
+//! values; its MUSTs (TARGET <= 100 ms, GAIN <= 1, ALLOWED_INCREASE > 0) are the accepted
+//! ranges. `slow_start` (off: the RFC pseudocode has none) adds Reno slow start, as ns-3's
+//! TcpLedbat offers. Changes apply from the next ACK; a smaller `base_history` or
+//! `current_filter` drops the oldest entries.
 //!
 //! Departures: RFC 6817 measures one-way delay (receiver timestamps). ccsim's sender has
 //! only RTT samples, so the delays here are RTTs: the queueing-delay estimate is `RTT -
@@ -35,28 +32,109 @@
 
 use std::collections::VecDeque;
 
-use super::{
-    boolean, duration_where, integer_in, number_where, reno, unknown_param, AckSample, CcState,
-    CongestionControl, Knob, KnobUnit, ReductionCause,
-};
+use super::{reno, AckSample, CcState, CongestionControl, Knob, KnobUnit, ReductionCause};
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
 
 const MINUTE_NS: u64 = 60_000_000_000;
 
-const PARAMS: &[&str] = &[
-    "target",
-    "gain",
-    "allowed_increase",
-    "min_cwnd",
-    "init_cwnd",
-    "base_history",
-    "current_filter",
-    "slow_start",
-];
+/// ledbat's parameters.
+pub const TABLE: Algorithm<Settable<Ledbat>> = Algorithm {
+    name: "ledbat",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "LEDBAT: less-than-best-effort, yields when queueing delay nears a target",
+    reference: "RFC 6817 §2.4 (sender pseudocode), §2.4.2 and §3 (constants)",
+    params: &[
+        Settable {
+            param: Param {
+                name: "target",
+                kind: Kind::Duration { what: Some("a duration in (0, 100ms] like \"25ms\" (RFC 6817: TARGET MUST be 100 ms or less)"), ok: |ns| ns > 0 && ns <= 100_000_000 },
+                default: "\"100ms\"",
+                help: "TARGET queueing delay (the RFC: MUST be ≤ 100 ms)",
+            },
+            set: |c, v| c.cfg.target_ns = v.ns(),
+        },
+        Settable {
+            param: Param {
+                name: "gain",
+                kind: Kind::Number { what: "a number in (0, 1] (RFC 6817: GAIN MUST be 1 or less)", ok: |g| g > 0.0 && g <= 1.0 },
+                default: "1",
+                help: "GAIN (the RFC: MUST be ≤ 1)",
+            },
+            set: |c, v| c.cfg.gain = v.number(),
+        },
+        Settable {
+            param: Param {
+                name: "allowed_increase",
+                kind: Kind::Number { what: "a positive number of packets", ok: |a| a > 0.0 },
+                default: "1",
+                help: "ALLOWED_INCREASE, packets per RTT",
+            },
+            set: |c, v| c.cfg.allowed_increase = v.number(),
+        },
+        Settable {
+            param: Param {
+                name: "min_cwnd",
+                kind: Kind::Integer { lo: 1, hi: u32::MAX as u64 },
+                default: "2",
+                help: "MIN_CWND, packets",
+            },
+            set: |c, v| c.cfg.min_cwnd = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "init_cwnd",
+                kind: Kind::Integer { lo: 0, hi: u32::MAX as u64 },
+                default: "2",
+                help: "INIT_CWND, packets; 0 keeps the flow's `initial_window`",
+            },
+            set: |c, v| c.cfg.init_cwnd = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "base_history",
+                kind: Kind::Integer { lo: 1, hi: 1_000_000 },
+                default: "10",
+                help: "BASE_HISTORY: one-minute minima kept",
+            },
+            set: |c, v| {
+                c.cfg.base_history = v.int() as usize;
+                while c.base_delays.len() > c.cfg.base_history {
+                    c.base_delays.pop_front();
+                }
+            },
+        },
+        Settable {
+            param: Param {
+                name: "current_filter",
+                kind: Kind::Integer { lo: 1, hi: 1_000_000 },
+                default: "4",
+                help: "CURRENT_FILTER: recent samples (no older than one RTT) whose minimum is the current delay",
+            },
+            set: |c, v| {
+                c.cfg.current_filter = v.int() as usize;
+                while c.current_delays.len() > c.cfg.current_filter {
+                    c.current_delays.pop_front();
+                }
+            },
+        },
+        Settable {
+            param: Param {
+                name: "slow_start",
+                kind: Kind::Bool,
+                default: "false",
+                help: "Reno slow start while cwnd < ssthresh (as ns-3's TcpLedbat; the RFC has none)",
+            },
+            set: |c, v| c.cfg.slow_start = v.boolean(),
+        },
+    ],
+};
 
-/// LEDBAT state and parameters.
+/// LEDBAT's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
 #[derive(Debug, Clone)]
-pub struct Ledbat {
+pub struct LedbatConfig {
     target_ns: u64,
     gain: f64,
     allowed_increase: f64,
@@ -65,7 +143,13 @@ pub struct Ledbat {
     base_history: usize,
     current_filter: usize,
     slow_start: bool,
+}
 
+/// LEDBAT state and parameters.
+#[derive(Debug, Clone)]
+pub struct Ledbat {
+    /// The parameters ([`TABLE`]).
+    cfg: LedbatConfig,
     /// One-minute minima, oldest first (ns).
     base_delays: VecDeque<u64>,
     /// Minute index of the last rollover (`None` = never, the RFC's -infinity).
@@ -82,14 +166,16 @@ pub struct Ledbat {
 impl Default for Ledbat {
     fn default() -> Self {
         Ledbat {
-            target_ns: 100_000_000,
-            gain: 1.0,
-            allowed_increase: 1.0,
-            min_cwnd: 2,
-            init_cwnd: 2,
-            base_history: 10,
-            current_filter: 4,
-            slow_start: false,
+            cfg: LedbatConfig {
+                target_ns: 100_000_000,
+                gain: 1.0,
+                allowed_increase: 1.0,
+                min_cwnd: 2,
+                init_cwnd: 2,
+                base_history: 10,
+                current_filter: 4,
+                slow_start: false,
+            },
             base_delays: VecDeque::new(),
             last_rollover_min: None,
             current_delays: VecDeque::new(),
@@ -107,7 +193,7 @@ impl Ledbat {
         if self.last_rollover_min != Some(minute) {
             self.last_rollover_min = Some(minute);
             self.base_delays.push_back(delay);
-            while self.base_delays.len() > self.base_history {
+            while self.base_delays.len() > self.cfg.base_history {
                 self.base_delays.pop_front();
             }
         } else if let Some(tail) = self.base_delays.back_mut() {
@@ -118,7 +204,7 @@ impl Ledbat {
     /// RFC 6817 `update_current_delay()`.
     fn update_current_delay(&mut self, now_ns: u64, delay: u64) {
         self.current_delays.push_back((now_ns, delay));
-        while self.current_delays.len() > self.current_filter {
+        while self.current_delays.len() > self.cfg.current_filter {
             self.current_delays.pop_front();
         }
     }
@@ -164,15 +250,15 @@ impl CongestionControl for Ledbat {
         })
     }
     fn init(&mut self, tp: &mut CcState) {
-        if self.init_cwnd > 0 {
-            tp.cwnd = self.init_cwnd;
+        if self.cfg.init_cwnd > 0 {
+            tp.cwnd = self.cfg.init_cwnd;
         }
         self.cwnd = tp.cwnd as f64;
         self.cwnd_written = tp.cwnd;
     }
 
     fn ssthresh(&mut self, tp: &CcState, _cause: ReductionCause) -> u32 {
-        (tp.cwnd / 2).max(self.min_cwnd)
+        (tp.cwnd / 2).max(self.cfg.min_cwnd)
     }
 
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
@@ -186,7 +272,7 @@ impl CongestionControl for Ledbat {
     fn cong_avoid(&mut self, tp: &mut CcState, acked: u32) {
         self.sync(tp);
         let mut acked = acked;
-        if self.slow_start && tp.in_slow_start() {
+        if self.cfg.slow_start && tp.in_slow_start() {
             if !tp.is_cwnd_limited {
                 return;
             }
@@ -200,11 +286,11 @@ impl CongestionControl for Ledbat {
         let Some(qd) = self.queuing_delay_ns(tp) else {
             return;
         };
-        let target = self.target_ns as f64;
+        let target = self.cfg.target_ns as f64;
         let off_target = (target - qd as f64) / target;
-        self.cwnd += self.gain * off_target * acked as f64 / self.cwnd;
-        let max_allowed = self.flightsize as f64 + self.allowed_increase;
-        self.cwnd = self.cwnd.min(max_allowed).max(self.min_cwnd as f64);
+        self.cwnd += self.cfg.gain * off_target * acked as f64 / self.cwnd;
+        let max_allowed = self.flightsize as f64 + self.cfg.allowed_increase;
+        self.cwnd = self.cwnd.min(max_allowed).max(self.cfg.min_cwnd as f64);
         self.write(tp);
     }
 
@@ -214,204 +300,9 @@ impl CongestionControl for Ledbat {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        match name {
-            "target" => self.target_ns = duration_where(
-                path,
-                name,
-                value,
-                "a duration in (0, 100ms] like \"25ms\" (RFC 6817: TARGET MUST be 100 ms or less)",
-                |ns| ns > 0 && ns <= 100_000_000,
-            )?,
-            "gain" => {
-                self.gain = number_where(
-                    path,
-                    name,
-                    value,
-                    "a number in (0, 1] (RFC 6817: GAIN MUST be 1 or less)",
-                    |g| g > 0.0 && g <= 1.0,
-                )?
-            }
-            "allowed_increase" => {
-                self.allowed_increase =
-                    number_where(path, name, value, "a positive number of packets", |a| {
-                        a > 0.0
-                    })?
-            }
-            "min_cwnd" => self.min_cwnd = integer_in(path, name, value, 1, u32::MAX as u64)? as u32,
-            "init_cwnd" => {
-                self.init_cwnd = integer_in(path, name, value, 0, u32::MAX as u64)? as u32
-            }
-            "base_history" => {
-                self.base_history = integer_in(path, name, value, 1, 1_000_000)? as usize;
-                while self.base_delays.len() > self.base_history {
-                    self.base_delays.pop_front();
-                }
-            }
-            "current_filter" => {
-                self.current_filter = integer_in(path, name, value, 1, 1_000_000)? as usize;
-                while self.current_delays.len() > self.current_filter {
-                    self.current_delays.pop_front();
-                }
-            }
-            "slow_start" => self.slow_start = boolean(path, name, value)?,
-            other => return Err(unknown_param(path, other, "ledbat", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cc::tests::state;
-
-    const MS: u64 = 1_000_000;
-
-    /// One RTT of ACKs (one per packet, 1 packet each) at `rtt_ms`, flight = cwnd.
-    fn rtt_of_acks(cc: &mut Ledbat, tp: &mut CcState, rtt_ms: u64) {
-        let n = tp.cwnd;
-        for _ in 0..n {
-            tp.now_ns += rtt_ms * MS / n as u64;
-            cc.pkts_acked(
-                tp,
-                &AckSample {
-                    pkts_acked: 1,
-                    rtt_ns: Some(rtt_ms * MS),
-                    in_flight: tp.cwnd,
-                },
-            );
-            cc.cong_avoid(tp, 1);
-        }
-    }
-
-    fn started(cwnd: u32) -> (Ledbat, CcState) {
-        let mut cc = Ledbat::default();
-        cc.set_param("p", "init_cwnd", &ParamValue::Number(cwnd as f64))
-            .unwrap();
-        let mut tp = state(cwnd);
-        tp.srtt_ns = 50 * MS;
-        cc.init(&mut tp);
-        // The base delay: 50 ms.
-        rtt_of_acks(&mut cc, &mut tp, 50);
-        (cc, tp)
-    }
-
-    #[test]
-    fn window_grows_one_packet_per_rtt_without_queueing() {
-        let (mut cc, mut tp) = started(20);
-        // off_target = 1, GAIN 1: +acked/cwnd per ACK, about +1 per RTT (like Reno).
-        let w0 = cc.cwnd;
-        for _ in 0..10 {
-            rtt_of_acks(&mut cc, &mut tp, 50);
-        }
-        assert!((cc.cwnd - w0 - 10.0).abs() < 1.0, "{} -> {}", w0, cc.cwnd);
-    }
-
-    #[test]
-    fn window_holds_at_target_and_shrinks_above_it() {
-        // Queueing delay = TARGET (100 ms): off_target = 0. (The first RTT at a new delay
-        // still sees older, lower samples in the filter.)
-        let (mut cc, mut tp) = started(20);
-        rtt_of_acks(&mut cc, &mut tp, 150);
-        let w0 = cc.cwnd;
-        rtt_of_acks(&mut cc, &mut tp, 150);
-        assert!((cc.cwnd - w0).abs() < 1e-9);
-        // Twice the target: off_target = -1, -acked/cwnd per ACK, about -1 packet per RTT.
-        rtt_of_acks(&mut cc, &mut tp, 250);
-        let w1 = cc.cwnd;
-        rtt_of_acks(&mut cc, &mut tp, 250);
-        assert!((cc.cwnd - (w1 - 1.0)).abs() < 0.1, "{w1} -> {}", cc.cwnd);
-        assert_eq!(tp.cwnd, cc.cwnd as u32);
-    }
-
-    #[test]
-    fn growth_is_limited_to_flightsize_plus_allowed_increase() {
-        let (mut cc, mut tp) = started(20);
-        // Application-limited: only 5 packets in flight.
-        for _ in 0..100 {
-            tp.now_ns += MS;
-            cc.pkts_acked(
-                &mut tp,
-                &AckSample {
-                    pkts_acked: 1,
-                    rtt_ns: Some(50 * MS),
-                    in_flight: 5,
-                },
-            );
-            cc.cong_avoid(&mut tp, 1);
-        }
-        assert_eq!(tp.cwnd, 6);
-    }
-
-    #[test]
-    fn base_delay_forgets_minima_older_than_base_history_minutes() {
-        let (mut cc, mut tp) = started(20);
-        // The path delay rises to 80 ms for 11 minutes: the 50 ms minimum ages out after
-        // BASE_HISTORY = 10 one-minute buckets.
-        let mut seen = vec![];
-        for minute in 1..=11u64 {
-            tp.now_ns = minute * MINUTE_NS + 1;
-            cc.pkts_acked(
-                &mut tp,
-                &AckSample {
-                    pkts_acked: 1,
-                    rtt_ns: Some(80 * MS),
-                    in_flight: 20,
-                },
-            );
-            seen.push(cc.queuing_delay_ns(&tp).unwrap() / MS);
-        }
-        assert_eq!(seen[..9], [30; 9], "old minimum still remembered");
-        assert_eq!(seen[9..], [0, 0], "the 50 ms minute has rolled out");
-    }
-
-    #[test]
-    fn current_filter_is_the_minimum_of_recent_samples() {
-        let (mut cc, mut tp) = started(20);
-        for d in [90, 60, 70, 80] {
-            tp.now_ns += MS;
-            cc.update_current_delay(tp.now_ns, d * MS);
-        }
-        assert_eq!(cc.queuing_delay_ns(&tp), Some(10 * MS));
-        // Samples older than one RTT (srtt 50 ms) no longer count.
-        tp.now_ns += 60 * MS;
-        cc.update_current_delay(tp.now_ns, 95 * MS);
-        assert_eq!(cc.queuing_delay_ns(&tp), Some(45 * MS));
-    }
-
-    #[test]
-    fn target_change_mid_flow_is_observed() {
-        let (mut cc, mut tp) = started(20);
-        // 60 ms of queueing: below the 100 ms target the window grows ...
-        let w0 = cc.cwnd;
-        rtt_of_acks(&mut cc, &mut tp, 110);
-        assert!(cc.cwnd > w0);
-        // ... above a 25 ms target it shrinks.
-        cc.set_param("p", "target", &ParamValue::Str("25ms".into()))
-            .unwrap();
-        let w1 = cc.cwnd;
-        rtt_of_acks(&mut cc, &mut tp, 110);
-        assert!(cc.cwnd < w1 - 1.0, "{w1} -> {}", cc.cwnd);
-    }
-
-    #[test]
-    fn loss_halves_with_min_cwnd_floor() {
-        let mut cc = Ledbat::default();
-        assert_eq!(cc.ssthresh(&state(30), ReductionCause::Loss), 15);
-        assert_eq!(cc.ssthresh(&state(3), ReductionCause::Loss), 2);
-    }
-
-    #[test]
-    fn rfc_limits_are_enforced() {
-        let mut cc = Ledbat::default();
-        let e = cc
-            .set_param("flows[0].cc", "target", &ParamValue::Str("200ms".into()))
-            .unwrap_err();
-        assert_eq!(e.path, "flows[0].cc.target");
-        let e = cc
-            .set_param("flows[0].cc", "gain", &ParamValue::Number(2.0))
-            .unwrap_err();
-        assert_eq!(e.path, "flows[0].cc.gain");
-        assert!(e.message.ends_with("got 2"), "{e}");
-    }
-}
+mod tests;

@@ -21,16 +21,18 @@ pub mod bbr;
 pub mod cdg;
 pub mod cubic;
 pub mod dctcp;
+pub mod knob;
 pub mod ledbat;
 pub mod newreno;
 pub mod prague;
 pub mod reno;
 pub mod vegas;
 
-pub use crate::control::deadline::{Knob, KnobUnit};
 use crate::engine::rng::SimRng;
 use crate::net::packet::Ecn;
-use crate::scenario::{AlgoSpec, ParamValue, ScenarioError, SimDuration};
+pub use crate::params::shown;
+use crate::scenario::{AlgoSpec, ParamValue, ScenarioError};
+pub use knob::{Knob, KnobUnit};
 
 /// Linux's `TCP_INFINITE_SSTHRESH`.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -450,111 +452,18 @@ pub fn build(spec: &AlgoSpec, path: &str) -> Result<Cc, ScenarioError> {
     Ok(cc)
 }
 
-// ----- parameter parsing helpers (shared by the algorithms) ---------------------------
-
-/// A parameter value as the user wrote it, for error messages.
-pub(crate) fn shown(value: &ParamValue) -> String {
-    match value {
-        ParamValue::Number(n) => format!("{n}"),
-        ParamValue::Bool(b) => format!("{b}"),
-        ParamValue::Str(s) => format!("{s:?}"),
-    }
-}
-
-/// An error about parameter `name` at `path`.
-pub(crate) fn param_error(path: &str, name: &str, message: impl Into<String>) -> ScenarioError {
-    ScenarioError::new(format!("{path}.{name}"), message)
-}
-
-/// The error for a parameter name the algorithm does not have.
-pub(crate) fn unknown_param(path: &str, name: &str, kind: &str, known: &[&str]) -> ScenarioError {
-    param_error(
-        path,
-        name,
-        format!(
-            "unknown parameter for {kind} (expected one of: {})",
-            known.join(", ")
-        ),
-    )
-}
-
-/// Read a number parameter or explain what was expected.
-pub fn expect_number(path: &str, name: &str, value: &ParamValue) -> Result<f64, ScenarioError> {
-    match value {
-        ParamValue::Number(n) if n.is_finite() => Ok(*n),
-        other => Err(param_error(
-            path,
-            name,
-            format!("expected a number, got {}", shown(other)),
-        )),
-    }
-}
-
-/// A number accepted by `ok`; otherwise `expected <what>, got <value>`.
-pub(crate) fn number_where(
-    path: &str,
-    name: &str,
-    value: &ParamValue,
-    what: &str,
-    ok: impl Fn(f64) -> bool,
-) -> Result<f64, ScenarioError> {
-    match value {
-        ParamValue::Number(n) if n.is_finite() && ok(*n) => Ok(*n),
-        other => Err(param_error(
-            path,
-            name,
-            format!("expected {what}, got {}", shown(other)),
-        )),
-    }
-}
-
-/// A whole number in `[lo, hi]`.
-pub(crate) fn integer_in(
-    path: &str,
-    name: &str,
-    value: &ParamValue,
-    lo: u64,
-    hi: u64,
-) -> Result<u64, ScenarioError> {
-    let what = format!("an integer in [{lo}, {hi}]");
-    number_where(path, name, value, &what, |x| {
-        x.fract() == 0.0 && x >= lo as f64 && x <= hi as f64
-    })
-    .map(|x| x as u64)
-}
-
-/// A boolean.
-pub(crate) fn boolean(path: &str, name: &str, value: &ParamValue) -> Result<bool, ScenarioError> {
-    match value {
-        ParamValue::Bool(b) => Ok(*b),
-        other => Err(param_error(
-            path,
-            name,
-            format!("expected true or false, got {}", shown(other)),
-        )),
-    }
-}
-
-/// A duration with a unit (`"2ms"`) accepted by `ok`, in nanoseconds.
-pub(crate) fn duration_where(
-    path: &str,
-    name: &str,
-    value: &ParamValue,
-    what: &str,
-    ok: impl Fn(u64) -> bool,
-) -> Result<u64, ScenarioError> {
-    if let ParamValue::Str(s) = value {
-        if let Ok(d) = SimDuration::parse(s) {
-            if ok(d.ns) {
-                return Ok(d.ns);
-            }
-        }
-    }
-    Err(param_error(
-        path,
-        name,
-        format!("expected {what}, got {}", shown(value)),
-    ))
+/// Every congestion control's parameter table, in [`KNOWN_KINDS`] order.
+pub fn tables() -> Vec<crate::params::AlgorithmDoc> {
+    vec![
+        newreno::TABLE.describe(),
+        cubic::TABLE.describe(),
+        dctcp::TABLE.describe(),
+        cdg::TABLE.describe(),
+        ledbat::TABLE.describe(),
+        vegas::TABLE.describe(),
+        bbr::TABLE.describe(),
+        prague::TABLE.describe(),
+    ]
 }
 
 #[cfg(test)]

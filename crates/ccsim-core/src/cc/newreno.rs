@@ -8,15 +8,15 @@
 //! Recovery itself (fast retransmit, NewReno partial ACKs, SACK, PRR) lives in the TCP
 //! sender, as in Linux, not here.
 //!
-//! Parameters: `beta` (multiplicative decrease on loss, and on ECN unless ABE applies,
-//! default 0.5); ABE (RFC 8511, paper 003): `abe`, `beta_ecn` (default 0.8),
-//! `abe_in_slow_start` — see [`super::abe`].
+//! Parameters: [`TABLE`] (`ccsim algorithms newreno`): `beta`, and ABE's (RFC 8511, paper
+//! 003; see [`super::abe`]).
 //!
 //! Departures from the reference: `beta` other than 0.5 and ABE are extensions (Linux has
 //! neither); the product is truncated to whole packets like Linux's shift.
 
-use super::abe::{self, Abe};
-use super::{number_where, reno, unknown_param, CcState, CongestionControl, ReductionCause};
+use super::abe::{self, Abe, HasAbe};
+use super::{reno, CcState, CongestionControl, ReductionCause};
+use crate::params::{self, Algorithm, Family, Param, Settable, OPEN_UNIT};
 use crate::scenario::{ParamValue, ScenarioError};
 
 /// NewReno state: only its parameters.
@@ -37,7 +37,34 @@ impl Default for NewReno {
     }
 }
 
-const PARAMS: &[&str] = &["beta", "abe", "beta_ecn", "abe_in_slow_start"];
+impl HasAbe for NewReno {
+    fn abe_mut(&mut self) -> &mut Abe {
+        &mut self.abe
+    }
+}
+
+/// NewReno's parameters.
+pub const TABLE: Algorithm<Settable<NewReno>> = Algorithm {
+    name: "newreno",
+    aliases: &["reno"],
+    family: Family::CongestionControl,
+    summary: "Reno with NewReno recovery: additive increase, multiplicative decrease",
+    reference: "Linux net/ipv4/tcp_cong.c (tcp_reno_*); RFC 5681 §3.1, RFC 6582; ABE: RFC 8511",
+    params: &[
+        Settable {
+            param: Param {
+                name: "beta",
+                kind: OPEN_UNIT,
+                default: "0.5",
+                help: "multiplicative decrease on loss, and on ECN unless ABE applies; 0.5 is Linux's `max(cwnd >> 1, 2)` exactly",
+            },
+            set: |c, v| c.beta = v.number(),
+        },
+        abe::abe_switch(),
+        abe::beta_ecn("0.8"),
+        abe::in_slow_start(),
+    ],
+};
 
 impl CongestionControl for NewReno {
     fn ssthresh(&mut self, tp: &CcState, cause: ReductionCause) -> u32 {
@@ -61,21 +88,7 @@ impl CongestionControl for NewReno {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        if let Some(r) = self.abe.set_param(path, name, value) {
-            return r;
-        }
-        match name {
-            "beta" => {
-                self.beta = number_where(path, name, value, "a number in (0, 1)", |b| {
-                    b > 0.0 && b < 1.0
-                })?;
-                Ok(())
-            }
-            other => {
-                debug_assert!(!abe::PARAMS.contains(&other));
-                Err(unknown_param(path, other, "newreno", PARAMS))
-            }
-        }
+        params::set(&TABLE, self, path, name, value)
     }
 }
 

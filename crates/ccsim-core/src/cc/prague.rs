@@ -43,7 +43,7 @@
 //!   active, α is updated only once `target` has elapsed since the last update, and an
 //!   ECN echo reduces only once `target` has elapsed since the last reduction.
 //!
-//! Parameters: `rtt_scaling` ("rate"), `rtt_target` ("25ms"), `rtt_transition` (500).
+//! Parameters: [`TABLE`] (`ccsim algorithms prague`), Linux's module parameters.
 //!
 //! Departures:
 //! - The CWR reduction goes through the sender's PRR (as for every ccsim controller)
@@ -58,9 +58,10 @@
 //! - `ai_ack_increase` is recomputed on every ACK from the current srtt (Linux: at
 //!   each round and cwnd change).
 
-use super::{integer_in, param_error, reno, shown, unknown_param};
+use super::reno;
 use super::{AckFlags, CaEvent, CaState, CcState, CongestionControl, ReductionCause};
 use crate::net::packet::Ecn;
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable, Value};
 use crate::scenario::{ParamValue, ScenarioError, SimDuration};
 
 /// Linux `PRAGUE_ALPHA_BITS`, `PRAGUE_MAX_ALPHA`, `PRAGUE_SHIFT_G`, `CWND_UNIT`.
@@ -76,7 +77,80 @@ const RTT_UNIT: u32 = 7;
 /// Linux `MAX_SCALED_RTT` (100 ms in µs, compared there with an RTT in 128 µs units).
 const MAX_SCALED_RTT: u64 = 100_000;
 
-const PARAMS: &[&str] = &["rtt_scaling", "rtt_target", "rtt_transition"];
+/// prague's parameters.
+pub const TABLE: Algorithm<Settable<Prague>> = Algorithm {
+    name: "prague",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "TCP Prague: the L4S scalable congestion control (ECT(1), DCTCP-like response)",
+    reference: "L4STeam/linux net/ipv4/tcp_prague.c (v0.6, commit 02573a2); RFC 9331 §4",
+    params: &[
+        Settable {
+            param: Param {
+                name: "rtt_scaling",
+                kind: Kind::Keyword {
+                    values: &["none", "rate", "scalable", "additive"],
+                    unknown:
+                        "expected one of \"none\", \"rate\", \"scalable\", \"additive\", got {got}",
+                    trim: false,
+                },
+                default: "\"rate\"",
+                help: "RTT-independence heuristic: Linux `prague_rtt_scaling` (`RTT_CONTROL_*`)",
+            },
+            set: |c, v| {
+                c.cfg.rtt_scaling = match v.word() {
+                    "none" => RttScaling::None,
+                    "rate" => RttScaling::Rate,
+                    "scalable" => RttScaling::Scalable,
+                    _ => RttScaling::Additive,
+                }
+            },
+        },
+        Settable {
+            param: Param {
+                name: "rtt_target",
+                kind: Kind::Custom {
+                    unit: "duration",
+                    accepts: "a duration from \"128us\" to \"100ms\"",
+                    read: rtt_target,
+                },
+                default: "\"25ms\"",
+                help: "Linux `prague_rtt_target`, kept in 128 µs units",
+            },
+            set: |c, v| c.cfg.rtt_target = (v.ns() / 1000) >> RTT_UNIT,
+        },
+        Settable {
+            param: Param {
+                name: "rtt_transition",
+                kind: Kind::Integer {
+                    lo: 0,
+                    hi: u32::MAX as u64,
+                },
+                default: "500",
+                help: "rounds after slow start before RTT independence applies",
+            },
+            set: |c, v| c.cfg.rtt_transition = v.int() as u32,
+        },
+    ],
+};
+
+/// `rtt_target`: Linux keeps it in 128 µs units; at least one unit, at most 100 ms (the
+/// scaled increase overflows beyond, tcp_prague.c).
+fn rtt_target(value: &ParamValue) -> Result<Value, String> {
+    match value {
+        ParamValue::Str(s) => match SimDuration::parse(s) {
+            Ok(d) if (128_000..=100_000_000).contains(&d.ns) => Ok(Value::Ns(d.ns)),
+            _ => Err(format!(
+                "expected a duration from \"128us\" to \"100ms\", got {}",
+                params::shown(value)
+            )),
+        },
+        other => Err(format!(
+            "expected a duration like \"25ms\", got {}",
+            params::shown(other)
+        )),
+    }
+}
 
 /// Linux's RTT scaling heuristics (`RTT_CONTROL_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,13 +161,21 @@ pub enum RttScaling {
     Additive,
 }
 
-/// TCP Prague state (Linux `struct prague`) and parameters.
+/// Prague's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
 #[derive(Debug, Clone)]
-pub struct Prague {
+pub struct PragueConfig {
     rtt_scaling: RttScaling,
     /// `prague_rtt_target` in 128 µs units (Linux `US2RTT`).
     rtt_target: u64,
     rtt_transition: u32,
+}
+
+/// TCP Prague state (Linux `struct prague`) and parameters.
+#[derive(Debug, Clone)]
+pub struct Prague {
+    /// The parameters ([`TABLE`]).
+    cfg: PragueConfig,
     upscaled_alpha: u64,
     frac_cwnd: u64,
     loss_frac_cwnd: u64,
@@ -117,9 +199,11 @@ pub struct Prague {
 impl Default for Prague {
     fn default() -> Self {
         Prague {
-            rtt_scaling: RttScaling::Rate,
-            rtt_target: 25_000 >> RTT_UNIT,
-            rtt_transition: 500,
+            cfg: PragueConfig {
+                rtt_scaling: RttScaling::Rate,
+                rtt_target: 25_000 >> RTT_UNIT,
+                rtt_transition: 500,
+            },
             upscaled_alpha: MAX_ALPHA << SHIFT_G,
             frac_cwnd: 10 * ONE_CWND,
             loss_frac_cwnd: 0,
@@ -184,16 +268,16 @@ impl Prague {
 
     /// Linux `prague_is_rtt_indep`.
     fn is_rtt_indep(&self, tp: &CcState) -> bool {
-        self.rtt_scaling != RttScaling::None
+        self.cfg.rtt_scaling != RttScaling::None
             && !tp.in_slow_start()
-            && self.round >= self.rtt_transition
+            && self.round >= self.cfg.rtt_transition
     }
 
     /// Linux `prague_target_rtt`, in 128 µs units.
     fn target_rtt(&self, tp: &CcState) -> u64 {
-        match self.rtt_scaling {
-            RttScaling::Additive => self.rtt_target + Self::srtt_units(tp),
-            _ => self.rtt_target,
+        match self.cfg.rtt_scaling {
+            RttScaling::Additive => self.cfg.rtt_target + Self::srtt_units(tp),
+            _ => self.cfg.rtt_target,
         }
     }
 
@@ -201,14 +285,14 @@ impl Prague {
     /// in 2^-20 packets.
     pub fn ai_ack_increase(&self, tp: &CcState) -> u64 {
         let rtt = Self::srtt_units(tp);
-        if self.rtt_scaling == RttScaling::None
-            || self.round < self.rtt_transition
+        if self.cfg.rtt_scaling == RttScaling::None
+            || self.round < self.cfg.rtt_transition
             || rtt == 0
             || rtt > MAX_SCALED_RTT
         {
             return ONE_CWND;
         }
-        match self.rtt_scaling {
+        match self.cfg.rtt_scaling {
             RttScaling::None => ONE_CWND,
             RttScaling::Rate | RttScaling::Additive => {
                 // prague_rate_scaled_ai_ack_increase
@@ -240,7 +324,7 @@ impl Prague {
         if !tp.in_slow_start() {
             self.round = self.round.wrapping_add(1);
             if self.round == 0 {
-                self.round = self.rtt_transition;
+                self.round = self.cfg.rtt_transition;
             }
         }
     }
@@ -430,60 +514,7 @@ impl CongestionControl for Prague {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        match name {
-            "rtt_scaling" => {
-                self.rtt_scaling = match value {
-                    ParamValue::Str(s) if s == "none" => RttScaling::None,
-                    ParamValue::Str(s) if s == "rate" => RttScaling::Rate,
-                    ParamValue::Str(s) if s == "scalable" => RttScaling::Scalable,
-                    ParamValue::Str(s) if s == "additive" => RttScaling::Additive,
-                    other => {
-                        return Err(param_error(
-                            path,
-                            name,
-                            format!(
-                        "expected one of \"none\", \"rate\", \"scalable\", \"additive\", got {}",
-                        shown(other)
-                    ),
-                        ))
-                    }
-                }
-            }
-            "rtt_target" => {
-                let ok = |s: &str| SimDuration::parse(s).ok().map(|d| d.ns);
-                // Linux keeps it in 128 µs units; at least one unit, at most 100 ms
-                // (the scaled increase overflows beyond, tcp_prague.c).
-                match value {
-                    ParamValue::Str(s) => match ok(s) {
-                        Some(ns) if (128_000..=100_000_000).contains(&ns) => {
-                            self.rtt_target = (ns / 1000) >> RTT_UNIT;
-                        }
-                        _ => {
-                            return Err(param_error(
-                                path,
-                                name,
-                                format!(
-                                    "expected a duration from \"128us\" to \"100ms\", got {}",
-                                    shown(value)
-                                ),
-                            ))
-                        }
-                    },
-                    other => {
-                        return Err(param_error(
-                            path,
-                            name,
-                            format!("expected a duration like \"25ms\", got {}", shown(other)),
-                        ))
-                    }
-                }
-            }
-            "rtt_transition" => {
-                self.rtt_transition = integer_in(path, name, value, 0, u32::MAX as u64)? as u32
-            }
-            other => return Err(unknown_param(path, other, "prague", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 
     fn needs_accurate_ecn(&self) -> bool {
@@ -508,145 +539,4 @@ impl CongestionControl for Prague {
 }
 
 #[cfg(test)]
-mod tests {
-    //! Worked by hand from `tcp_prague.c` (units: α and the window in 2^-20).
-    use super::*;
-    use crate::cc::tests::state;
-
-    fn started(tp: &mut CcState) -> Prague {
-        let mut cc = Prague::default();
-        cc.init(tp);
-        cc
-    }
-
-    /// One round of `w` packets delivered in one ACK, `ce` of them CE-marked.
-    fn round(cc: &mut Prague, tp: &mut CcState, w: u64, ce: u64) {
-        tp.snd_una = tp.snd_nxt;
-        tp.snd_nxt += w;
-        tp.delivered += w;
-        tp.delivered_ce += ce;
-        cc.in_ack_event(tp, AckFlags::default());
-    }
-
-    /// Pacing (tcp_prague.c v0.6 `prague_update_pacing_rate`), by hand: MSS 1448 B,
-    /// cwnd 100 (in flight 100), srtt 20 ms: 1448 x 100 / 0.020 s = 7 240 000 B/s
-    /// (57.92 Mbit/s of payload, 100 % of cwnd per RTT); with 120 in flight the larger
-    /// counts: 8 688 000 B/s; with ssthresh 300 (cwnd < ssthresh/2) doubled: 17 376 000.
-    #[test]
-    fn pacing_rate_by_hand() {
-        let mut tp = state(100);
-        tp.srtt_ns = 20_000_000;
-        let _cc = started(&mut tp);
-        assert!(tp.paced, "Prague always paces");
-        Prague::update_pacing_rate(&mut tp);
-        assert_eq!(tp.pacing_rate, 7_240_000);
-        tp.in_flight = 120;
-        Prague::update_pacing_rate(&mut tp);
-        assert_eq!(tp.pacing_rate, 8_688_000);
-        tp.ssthresh = 300;
-        Prague::update_pacing_rate(&mut tp);
-        assert_eq!(tp.pacing_rate, 17_376_000);
-    }
-
-    /// cwnd 100 in congestion avoidance, 20 ms RTT; one round of 100 packets, 10 CE:
-    /// - growth counts the 90 unmarked packets: 90 x 2^20 / 100 = 943718 (0.9 packet),
-    ///   frac_cwnd = 100.9;
-    /// - α (from 1, upscaled x16): 16 - 1 + 10/100 = 15.1, α = 15.1/16 = 0.94375;
-    /// - the ECN echo then cuts cwnd α/2: 100.9 x 0.94375 / 2 = 47.612, leaving 53.288,
-    ///   ssthresh ceil = 54 (no halving);
-    /// - a loss halves what is left: 26.644, ssthresh 27.
-    #[test]
-    fn alpha_ewma_and_reductions_by_hand() {
-        let mut tp = state(100);
-        tp.srtt_ns = 20_000_000;
-        let mut cc = started(&mut tp);
-        assert_eq!(cc.alpha(), 1.0);
-        round(&mut cc, &mut tp, 100, 10);
-        assert!((cc.frac_cwnd() - 100.9).abs() < 1e-5, "{}", cc.frac_cwnd());
-        assert!((cc.alpha() - 0.94375).abs() < 1e-5, "{}", cc.alpha());
-        let ss = cc.ssthresh(&tp, ReductionCause::Ecn);
-        assert!((cc.frac_cwnd() - 53.288).abs() < 1e-3, "{}", cc.frac_cwnd());
-        assert_eq!(ss, 54);
-        let ss = cc.ssthresh(&tp, ReductionCause::Loss);
-        assert!((cc.frac_cwnd() - 26.644).abs() < 1e-3);
-        assert_eq!(ss, 27);
-    }
-
-    /// α stays at 1 until a CE mark has been seen (`saw_ce`), and then decays by 1/16 per
-    /// round without marks: 1 → 15/16 → 225/256.
-    #[test]
-    fn alpha_waits_for_the_first_mark() {
-        let mut tp = state(50);
-        let mut cc = started(&mut tp);
-        round(&mut cc, &mut tp, 50, 0);
-        round(&mut cc, &mut tp, 50, 0);
-        assert_eq!(cc.alpha(), 1.0);
-        // A round with every packet marked: α = 1 still (16 - 1 + 1 = 16).
-        round(&mut cc, &mut tp, 50, 50);
-        assert_eq!(cc.alpha(), 1.0);
-        round(&mut cc, &mut tp, 50, 0);
-        assert!((cc.alpha() - 15.0 / 16.0).abs() < 1e-6);
-        round(&mut cc, &mut tp, 50, 0);
-        assert!((cc.alpha() - 225.0 / 256.0).abs() < 1e-6);
-    }
-
-    /// RTT independence (`rate`, target 25 ms): srtt 20 ms is 156 units of 128 µs, the
-    /// target 195; after 500 rounds the increase per ACKed packet is
-    /// (156^2 x 2^20 + 195^2/2) / 195^2 = 671089 / 2^20 ≈ (20/25)^2 = 0.64 of Reno's;
-    /// before, and with `rtt_scaling = "none"`, Reno's 2^20.
-    #[test]
-    fn rtt_scaled_additive_increase() {
-        let mut tp = state(100);
-        tp.srtt_ns = 20_000_000;
-        let mut cc = started(&mut tp);
-        assert_eq!(cc.ai_ack_increase(&tp), ONE_CWND);
-        cc.round = 500;
-        assert_eq!(cc.ai_ack_increase(&tp), 671_089);
-        tp.srtt_ns = 30_000_000;
-        assert_eq!(
-            cc.ai_ack_increase(&tp),
-            ONE_CWND,
-            "above the target: unscaled"
-        );
-        let mut none = Prague::default();
-        none.set_param("cc", "rtt_scaling", &ParamValue::Str("none".into()))
-            .unwrap();
-        none.init(&mut tp);
-        none.round = 500;
-        tp.srtt_ns = 20_000_000;
-        assert_eq!(none.ai_ack_increase(&tp), ONE_CWND);
-    }
-
-    /// RFC 9331: ECT(1) with ECN; Linux's "prague-reno" (Reno halving) without.
-    #[test]
-    fn ect1_and_reno_fallback() {
-        let mut tp = state(40);
-        let cc = started(&mut tp);
-        assert_eq!(cc.ecn_codepoint(), Ecn::Ect1);
-        assert!(cc.needs_accurate_ecn());
-        tp.ecn_ok = false;
-        let mut cc = started(&mut tp);
-        assert_eq!(cc.ssthresh(&tp, ReductionCause::Loss), 20);
-        assert_eq!(cc.ecn_codepoint(), Ecn::Ect0);
-    }
-
-    #[test]
-    fn parameters_are_checked() {
-        let mut cc = Prague::default();
-        let e = cc
-            .set_param("f.cc", "rtt_scaling", &ParamValue::Str("fast".into()))
-            .unwrap_err();
-        assert_eq!(e.path, "f.cc.rtt_scaling");
-        let e = cc
-            .set_param("f.cc", "rtt_target", &ParamValue::Str("1s".into()))
-            .unwrap_err();
-        assert_eq!(e.path, "f.cc.rtt_target");
-        let e = cc
-            .set_param("f.cc", "shift_g", &ParamValue::Number(4.0))
-            .unwrap_err();
-        assert!(e.message.contains("unknown parameter"), "{}", e.message);
-        cc.set_param("f.cc", "rtt_target", &ParamValue::Str("10ms".into()))
-            .unwrap();
-        assert_eq!(cc.rtt_target, 78);
-    }
-}
+mod tests;

@@ -19,25 +19,79 @@
 //!   which also forget baseRTT), growth is Reno's until a fresh round completes.
 //! - Loss response and undo are Reno's.
 //!
-//! Parameters (Linux module parameters): `alpha` (2), `beta` (4), `gamma` (1), in packets
-//! (integers). Changes apply at the next round boundary.
+//! Parameters: [`TABLE`] (`ccsim algorithms vegas`), Linux's module parameters, in
+//! packets. Changes apply at the next round boundary.
 //!
 //! Departures: none intended. As in Linux, Vegas's own adjustments ignore the cwnd-limited
 //! check (only the Reno fallback applies it) and `cwnd x (minRTT - baseRTT)` is computed in
 //! 32 bits.
 
-use super::{integer_in, reno, unknown_param, AckSample, CaEvent, CaState, CcState};
+use super::{reno, AckSample, CaEvent, CaState, CcState};
 use super::{CongestionControl, ReductionCause};
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
 
-const PARAMS: &[&str] = &["alpha", "beta", "gamma"];
+/// vegas's parameters.
+pub const TABLE: Algorithm<Settable<Vegas>> = Algorithm {
+    name: "vegas",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "TCP Vegas: delay-based, keeps between alpha and beta packets queued",
+    reference: "Linux net/ipv4/tcp_vegas.c; Brakmo & Peterson, IEEE JSAC 1995",
+    params: &[
+        Settable {
+            param: Param {
+                name: "alpha",
+                kind: Kind::Integer {
+                    lo: 0,
+                    hi: i32::MAX as u64,
+                },
+                default: "2",
+                help: "grow below this many queued packets (applied at the next round)",
+            },
+            set: |c, v| c.cfg.alpha = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "beta",
+                kind: Kind::Integer {
+                    lo: 0,
+                    hi: i32::MAX as u64,
+                },
+                default: "4",
+                help: "shrink above this many queued packets",
+            },
+            set: |c, v| c.cfg.beta = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "gamma",
+                kind: Kind::Integer {
+                    lo: 0,
+                    hi: i32::MAX as u64,
+                },
+                default: "1",
+                help: "leave slow start above this many queued packets",
+            },
+            set: |c, v| c.cfg.gamma = v.int() as u32,
+        },
+    ],
+};
+
+/// Vegas's configuration: the values of its [`TABLE`], kept apart from the per-flow state
+/// (as quinn's `congestion/cubic.rs` does).
+#[derive(Debug, Clone)]
+pub struct VegasConfig {
+    alpha: u32,
+    beta: u32,
+    gamma: u32,
+}
 
 /// Vegas state (Linux `struct vegas`) and parameters.
 #[derive(Debug, Clone)]
 pub struct Vegas {
-    alpha: u32,
-    beta: u32,
-    gamma: u32,
+    /// The parameters ([`TABLE`]).
+    cfg: VegasConfig,
     doing_vegas_now: bool,
     cnt_rtt: u32,
     /// µs + 1.
@@ -49,9 +103,11 @@ pub struct Vegas {
 impl Default for Vegas {
     fn default() -> Self {
         Vegas {
-            alpha: 2,
-            beta: 4,
-            gamma: 1,
+            cfg: VegasConfig {
+                alpha: 2,
+                beta: 4,
+                gamma: 1,
+            },
             doing_vegas_now: true,
             cnt_rtt: 0,
             min_rtt: 0x7fff_ffff,
@@ -131,16 +187,16 @@ impl CongestionControl for Vegas {
                 let rtt = self.min_rtt;
                 let target_cwnd = tp.cwnd as u64 * self.base_rtt as u64 / rtt as u64;
                 let diff = tp.cwnd.wrapping_mul(rtt - self.base_rtt) / self.base_rtt;
-                if diff > self.gamma && tp.in_slow_start() {
+                if diff > self.cfg.gamma && tp.in_slow_start() {
                     // Going too fast: match the actual rate and leave slow start.
                     tp.cwnd = tp.cwnd.min(target_cwnd as u32 + 1);
                     tp.ssthresh = tp.ssthresh.min(tp.cwnd);
                 } else if tp.in_slow_start() {
                     reno::slow_start(tp, acked);
-                } else if diff > self.beta {
+                } else if diff > self.cfg.beta {
                     tp.cwnd -= 1;
                     tp.ssthresh = tp.ssthresh.min(tp.cwnd);
-                } else if diff < self.alpha {
+                } else if diff < self.cfg.alpha {
                     tp.cwnd += 1;
                 }
                 tp.cwnd = tp.cwnd.clamp(2, tp.cwnd_clamp.max(2));
@@ -161,114 +217,9 @@ impl CongestionControl for Vegas {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        let v = || integer_in(path, name, value, 0, i32::MAX as u64).map(|v| v as u32);
-        match name {
-            "alpha" => self.alpha = v()?,
-            "beta" => self.beta = v()?,
-            "gamma" => self.gamma = v()?,
-            other => return Err(unknown_param(path, other, "vegas", PARAMS)),
-        }
-        Ok(())
+        params::set(&TABLE, self, path, name, value)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cc::tests::state;
-    use crate::cc::INFINITE_SSTHRESH;
-
-    /// One round at `cwnd` with `samples` RTT samples of `rtt_ms` (base 100 ms seen
-    /// before), ended by an ACK beyond the round's start.
-    fn round(cc: &mut Vegas, tp: &mut CcState, rtt_us: u64, samples: u32) {
-        for _ in 0..samples {
-            cc.pkts_acked(
-                tp,
-                &AckSample {
-                    pkts_acked: 1,
-                    rtt_ns: Some(rtt_us * 1000),
-                    in_flight: tp.cwnd,
-                },
-            );
-        }
-        let mark = tp.snd_nxt;
-        tp.snd_nxt += tp.cwnd as u64;
-        tp.snd_una = mark + 1;
-        cc.cong_avoid(tp, 1);
-    }
-
-    fn vegas_at(cwnd: u32) -> (Vegas, CcState) {
-        let mut cc = Vegas::default();
-        let mut tp = state(cwnd);
-        tp.ssthresh = 20; // congestion avoidance
-        cc.init(&mut tp);
-        round(&mut cc, &mut tp, 100_000, 3); // baseRTT = 100 ms
-        (cc, tp)
-    }
-
-    #[test]
-    fn congestion_avoidance_keeps_alpha_to_beta_packets_queued() {
-        // cwnd 50, baseRTT 100.001 ms. diff = 50 (rtt - base) / base:
-        for (rtt_us, expect) in [
-            (103_000, 51), // diff 1 < alpha 2: +1
-            (110_000, 50), // diff 4.99 -> 4: in [alpha, beta]: hold
-            (111_000, 49), // diff 5 > beta 4: -1
-        ] {
-            let (mut cc, mut tp) = vegas_at(50);
-            tp.cwnd = 50;
-            round(&mut cc, &mut tp, rtt_us, 3);
-            assert_eq!(tp.cwnd, expect, "rtt {rtt_us} µs");
-        }
-    }
-
-    #[test]
-    fn too_few_samples_fall_back_to_reno() {
-        let (mut cc, mut tp) = vegas_at(50);
-        tp.cwnd = 50;
-        tp.cwnd_cnt = 49;
-        round(&mut cc, &mut tp, 111_000, 2);
-        assert_eq!(
-            tp.cwnd, 51,
-            "Reno's additive increase, not Vegas's decrease"
-        );
-    }
-
-    #[test]
-    fn slow_start_ends_at_the_actual_rate() {
-        let mut cc = Vegas::default();
-        let mut tp = state(64);
-        tp.ssthresh = INFINITE_SSTHRESH;
-        cc.init(&mut tp);
-        round(&mut cc, &mut tp, 100_000, 3);
-        tp.cwnd = 64;
-        // minRTT 200 ms: diff 63 > gamma; cwnd = 64 x 100001 / 200001 (= 32 in integer
-        // arithmetic) + 1 = 33, and ssthresh follows.
-        round(&mut cc, &mut tp, 200_000, 3);
-        assert_eq!(tp.cwnd, 33);
-        assert_eq!(tp.ssthresh, 33);
-    }
-
-    #[test]
-    fn beta_change_mid_flow_is_observed() {
-        let (mut cc, mut tp) = vegas_at(50);
-        tp.cwnd = 50;
-        cc.set_param("p", "beta", &ParamValue::Number(10.0))
-            .unwrap();
-        round(&mut cc, &mut tp, 111_000, 3);
-        assert_eq!(tp.cwnd, 50, "diff 5 <= beta 10: hold");
-        let e = cc
-            .set_param("flows[0].cc", "alpha", &ParamValue::Number(1.5))
-            .unwrap_err();
-        assert_eq!(e.path, "flows[0].cc.alpha");
-    }
-
-    #[test]
-    fn vegas_pauses_outside_open() {
-        let (mut cc, mut tp) = vegas_at(50);
-        tp.cwnd = 50;
-        cc.set_state(&mut tp, CaState::Disorder);
-        tp.cwnd_cnt = 49;
-        round(&mut cc, &mut tp, 111_000, 3);
-        assert_eq!(tp.cwnd, 51, "Reno growth while not Open");
-    }
-}
+mod tests;

@@ -19,9 +19,8 @@
 //!   16 intervals ago, else at 1; `drop_next = now + interval/√count`.
 //! - `ce_threshold` (optional): CE-mark every ECT packet whose sojourn exceeds it.
 //!
-//! Defaults (Linux `codel_params_init`, `sch_codel.c`): target 5 ms, interval 100 ms,
-//! ECN off, ce_threshold off, limit 1000 packets, mtu = the link's MTU
-//! ([`LinkInfo::mtu_bytes`]).
+//! Parameters: [`TABLE`] (`ccsim algorithms codel`), with Linux's defaults
+//! (`codel_params_init`, `sch_codel.c`; mtu = the link's, [`LinkInfo::mtu_bytes`]).
 //!
 //! Departures:
 //! - Time is kept in nanoseconds, not Linux's 1024 ns `codel_time_t` units (target and
@@ -52,10 +51,13 @@
 
 use std::collections::VecDeque;
 
-use super::droptail::{resolve_limit, Limit};
-use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use super::common::{resolve_limit, Limit};
+use super::{LinkInfo, QdiscCtx, QueueDisc};
 use crate::net::packet::{Ecn, PacketId};
-use crate::scenario::{AlgoSpec, ByteSize, QueueLimit, ScenarioError, SimDuration};
+use crate::params::{
+    Algorithm, Family, Kind, Param, Reader, Value, ANY_DURATION, POSITIVE_DURATION,
+};
+use crate::scenario::{AlgoSpec, QueueLimit, ScenarioError};
 
 /// CoDel's parameters (shared with FQ-CoDel).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -283,50 +285,103 @@ fn ns2_dequeue<Q: CodelQueue>(
     skb
 }
 
-/// Parse the CoDel parameters common to CoDel and FQ-CoDel.
-pub(crate) fn parse_codel_params<'a>(
-    p: &mut Params<'a>,
+/// CoDel's parameters shared with FQ-CoDel.
+pub(crate) const TARGET: Param = Param {
+    name: "target",
+    kind: POSITIVE_DURATION,
+    default: "\"5ms\"",
+    help: "target sojourn time",
+};
+pub(crate) const INTERVAL: Param = Param {
+    name: "interval",
+    kind: POSITIVE_DURATION,
+    default: "\"100ms\"",
+    help: "interval: about a worst-case RTT",
+};
+pub(crate) const ECN: Param = Param {
+    name: "ecn",
+    kind: Kind::Bool,
+    default: "false",
+    help: "CE-mark ECT packets instead of dropping",
+};
+pub(crate) const CE_THRESHOLD: Param = Param {
+    name: "ce_threshold",
+    kind: ANY_DURATION,
+    default: "none",
+    help: "CE-mark every ECT packet whose sojourn exceeds it",
+};
+pub(crate) const MTU: Param = Param {
+    name: "mtu",
+    kind: Kind::Size {
+        what: None,
+        ok: |_| true,
+    },
+    default: "the link's MTU",
+    help: "below this backlog nothing is dropped",
+};
+pub(crate) const EXACT_SQRT: Param = Param {
+    name: "exact_sqrt",
+    kind: Kind::Bool,
+    default: "false",
+    help:
+        "`true`: exact `interval/√count` (RFC 8289 pseudocode); `false`: Linux's Q0.16 Newton step",
+};
+pub(crate) const LIMIT: Param = Param {
+    name: "limit",
+    kind: Kind::Limit,
+    default: "\"1000p\"",
+    help: "tail-drop limit (Linux: packets; here also bytes or BDPs)",
+};
+
+/// CoDel's parameters.
+pub const TABLE: Algorithm = Algorithm {
+    name: "codel",
+    aliases: &[],
+    family: Family::QueueDiscipline,
+    summary: "Controlled Delay: drops at dequeue when the sojourn time stays above target",
+    reference: "Linux net/sched/sch_codel.c, include/net/codel_impl.h; RFC 8289; ns-2 codel.cc (variant ns2)",
+    params: &[
+        TARGET,
+        INTERVAL,
+        ECN,
+        CE_THRESHOLD,
+        MTU,
+        EXACT_SQRT,
+        LIMIT,
+        Param {
+            name: "variant",
+            kind: Kind::Keyword {
+                values: &["linux", "ns2"],
+                unknown: "expected \"linux\" or \"ns2\", got {got}",
+                trim: true,
+            },
+            default: "\"linux\"",
+            help: "`\"ns2\"`: ns-2.35's `queue/codel.cc` (Nichols 2012), which 2012-2014 ns-2 studies ran (paper 002): re-entry at `count − 2` within 8 intervals (Linux: `count − lastcount` within 16), re-arm after `interval/√count` when the delay rises again within 8 intervals of the last drop, drops from `now ≥ first_above_time`, `count` grown after a drop only if the next packet also says drop, exact square root",
+        },
+    ],
+};
+
+/// Read the CoDel parameters common to CoDel and FQ-CoDel.
+pub(crate) fn read_codel_params(
+    r: &Reader<'_>,
     link: LinkInfo,
     default_ecn: bool,
 ) -> Result<CodelParams, ScenarioError> {
-    let target = p.parsed("target", SimDuration { ns: 5_000_000 }, positive_duration)?;
-    let interval = p.parsed(
-        "interval",
-        SimDuration { ns: 100_000_000 },
-        positive_duration,
-    )?;
-    let ecn = p.boolean("ecn", default_ecn)?;
-    let ce = p.parsed("ce_threshold", None, |s| SimDuration::parse(s).map(Some))?;
-    let mtu = p.parsed(
-        "mtu",
-        ByteSize {
-            bytes: link.mtu_bytes as u64,
-        },
-        ByteSize::parse,
-    )?;
-    let exact_sqrt = p.boolean("exact_sqrt", false)?;
+    let target_ns = r.ns("target", 5_000_000)?;
+    let interval_ns = r.ns("interval", 100_000_000)?;
+    let ecn = r.boolean("ecn", default_ecn)?;
+    let ce_threshold_ns = r.get("ce_threshold")?.map(Value::ns);
+    let mtu_bytes = r.bytes("mtu", link.mtu_bytes as u64)?;
+    let exact_sqrt = r.boolean("exact_sqrt", false)?;
     Ok(CodelParams {
-        target_ns: target.ns,
-        interval_ns: interval.ns,
-        mtu_bytes: mtu.bytes,
+        target_ns,
+        interval_ns,
+        mtu_bytes,
         ecn,
-        ce_threshold_ns: ce.map(|d| d.ns),
+        ce_threshold_ns,
         exact_sqrt,
         ns2: false,
     })
-}
-
-/// `SimDuration::parse`, rejecting zero: `expected a positive duration like "5ms", got "0ms"`.
-pub(crate) fn positive_duration(s: &str) -> Result<SimDuration, String> {
-    let d = SimDuration::parse(s).map_err(|_| bad_positive_duration(s))?;
-    if d.ns == 0 {
-        return Err(bad_positive_duration(s));
-    }
-    Ok(d)
-}
-
-fn bad_positive_duration(s: &str) -> String {
-    format!("expected a positive duration like \"5ms\", got {s:?}")
 }
 
 /// The single-queue CoDel qdisc (Linux `sch_codel.c`).
@@ -358,17 +413,6 @@ impl CodelQueue for Fifo<'_> {
     }
 }
 
-pub(crate) const CODEL_KEYS: &[&str] = &[
-    "target",
-    "interval",
-    "ecn",
-    "ce_threshold",
-    "mtu",
-    "exact_sqrt",
-    "limit",
-    "variant",
-];
-
 impl Codel {
     pub fn new(params: CodelParams, limit: Limit) -> Self {
         Codel {
@@ -381,15 +425,11 @@ impl Codel {
     }
 
     pub fn from_spec(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Self, ScenarioError> {
-        let mut p = Params::new(spec, path);
-        let mut params = parse_codel_params(&mut p, link, false)?;
-        params.ns2 = p.parsed("variant", false, |s| match s.trim() {
-            "linux" => Ok(false),
-            "ns2" => Ok(true),
-            _ => Err(format!("expected \"linux\" or \"ns2\", got {s:?}")),
-        })?;
-        let limit = p.parsed("limit", QueueLimit::Packets(1000), QueueLimit::parse)?;
-        p.finish(CODEL_KEYS)?;
+        let r = Reader::new(&TABLE, spec, path);
+        let mut params = read_codel_params(&r, link, false)?;
+        params.ns2 = r.word("variant", "linux")? == "ns2";
+        let limit = r.limit("limit")?.unwrap_or(QueueLimit::Packets(1000));
+        r.finish()?;
         Ok(Codel::new(params, resolve_limit(limit, link)))
     }
 

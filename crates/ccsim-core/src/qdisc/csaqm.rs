@@ -37,12 +37,14 @@
 
 use std::collections::VecDeque;
 
-use super::codel::positive_duration;
-use super::pvpie::ValueHist;
-use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use super::common::ValueHist;
+use super::{LinkInfo, QdiscCtx, QueueDisc};
 use crate::net::packet::PacketId;
+use crate::params::{
+    self, Algorithm, Family, Kind, Param, Reader, Value, ANY_DURATION, POSITIVE_DURATION,
+};
 use crate::scenario::units::fmt_duration;
-use crate::scenario::{AlgoSpec, DataRate, ScenarioError, SimDuration};
+use crate::scenario::{AlgoSpec, ParamValue, ScenarioError, SimDuration};
 
 /// CSAQM.
 #[derive(Debug)]
@@ -61,7 +63,58 @@ pub struct Csaqm {
     bytes: u64,
 }
 
-const KEYS: &[&str] = &["d", "d_max", "t_update", "capacity"];
+/// CSAQM's parameters.
+pub const TABLE: Algorithm = Algorithm {
+    name: "csaqm",
+    aliases: &[],
+    family: Family::QueueDiscipline,
+    summary: "core-stateless AQM: drops the lowest packet values to keep the delay near D",
+    reference: "paper 001 (Nádas et al., ANRW 2018) §3",
+    params: &[
+        Param {
+            name: "d",
+            kind: POSITIVE_DURATION,
+            default: "\"20ms\"",
+            help: "queueing delay threshold D",
+        },
+        Param {
+            name: "d_max",
+            kind: Kind::Custom {
+                unit: "duration",
+                accepts: "a positive duration like \"40ms\" (at least d), or \"inf\"",
+                read: d_max,
+            },
+            default: "\"inf\"",
+            help: "maximum queueing delay D_max (≥ `d`); `\"inf\"`/`\"infinite\"`/`\"infinity\"`: no buffer limit at all",
+        },
+        Param {
+            name: "t_update",
+            kind: ANY_DURATION,
+            default: "\"1ms\"",
+            help: "CTV recomputation period",
+        },
+        Param {
+            name: "capacity",
+            kind: Kind::Rate,
+            default: "the link's rate (and follows its changes)",
+            help: "bottleneck capacity C",
+        },
+    ],
+};
+
+/// `d_max`: a positive duration, or `"inf"` (no bound).
+fn d_max(value: &ParamValue) -> Result<Value, String> {
+    let s = params::text(value)?;
+    if matches!(s.trim(), "inf" | "infinite" | "infinity") {
+        return Ok(Value::Infinite);
+    }
+    match SimDuration::parse(s) {
+        Ok(d) if d.ns > 0 => Ok(Value::Ns(d.ns)),
+        _ => Err(format!(
+            "expected a positive duration like \"40ms\" or \"inf\", got {s:?}"
+        )),
+    }
+}
 
 /// `rate × duration` in bits.
 fn bits(rate_bps: u64, ns: u64) -> u64 {
@@ -87,24 +140,20 @@ impl Csaqm {
     }
 
     pub fn from_spec(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Self, ScenarioError> {
-        let mut p = Params::new(spec, path);
-        let d = p.parsed("d", SimDuration { ns: 20_000_000 }, positive_duration)?;
-        let d_max = p.parsed("d_max", None, |s| {
-            if matches!(s.trim(), "inf" | "infinite" | "infinity") {
-                return Ok(None);
-            }
-            positive_duration(s).map(Some).map_err(|_| {
-                format!("expected a positive duration like \"40ms\" or \"inf\", got {s:?}")
-            })
-        })?;
-        let t_update = p.parsed(
-            "t_update",
-            SimDuration { ns: 1_000_000 },
-            SimDuration::parse,
-        )?;
-        let from_link = !spec.params.contains_key("capacity");
-        let capacity = p.parsed("capacity", DataRate { bps: link.rate_bps }, DataRate::parse)?;
-        p.finish(KEYS)?;
+        let r = Reader::new(&TABLE, spec, path);
+        let d = SimDuration {
+            ns: r.ns("d", 20_000_000)?,
+        };
+        let d_max = match r.get("d_max")? {
+            Some(Value::Ns(ns)) => Some(SimDuration { ns }),
+            _ => None,
+        };
+        let t_update = SimDuration {
+            ns: r.ns("t_update", 1_000_000)?,
+        };
+        let from_link = !r.given("capacity");
+        let capacity_bps = r.get("capacity")?.map_or(link.rate_bps, Value::bps);
+        r.finish()?;
         if let Some(m) = d_max {
             if m.ns < d.ns {
                 return Err(ScenarioError::new(
@@ -117,7 +166,7 @@ impl Csaqm {
                 ));
             }
         }
-        let mut q = Csaqm::new(capacity.bps, d.ns, d_max.map(|m| m.ns), t_update.ns);
+        let mut q = Csaqm::new(capacity_bps, d.ns, d_max.map(|m| m.ns), t_update.ns);
         q.capacity_from_link = from_link;
         Ok(q)
     }

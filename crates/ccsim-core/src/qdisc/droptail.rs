@@ -6,50 +6,33 @@
 //! (rounded, at least 1), as papers quote buffers in packets (e.g. paper 003's
 //! "BDP of 83 packets" at 10 Mbps x 100 ms).
 
+pub use super::common::{bdp_packets, resolve_limit, Limit};
 use super::fifo::{fifo_occupancy, PacketFifo};
-use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use super::{LinkInfo, QdiscCtx, QueueDisc};
 use crate::net::packet::PacketId;
+use crate::params::{Algorithm, Family, Kind, Param, Reader};
 use crate::scenario::{AlgoSpec, QueueLimit, ScenarioError};
 
-/// The tail-drop limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
-    Packets(u64),
-    Bytes(u64),
-}
-
-impl Limit {
-    /// Whether a queue of `len` packets and `bytes` can take a packet of `size` bytes.
-    #[inline]
-    pub fn admits(self, len: usize, bytes: u64, size: u64) -> bool {
-        match self {
-            Limit::Packets(n) => (len as u64) < n,
-            Limit::Bytes(b) => bytes + size <= b,
-        }
-    }
-}
+/// DropTail's parameters.
+pub const TABLE: Algorithm = Algorithm {
+    name: "droptail",
+    aliases: &["pfifo", "bfifo", "fifo"],
+    family: Family::QueueDiscipline,
+    summary: "FIFO with tail drop at a packet or byte limit",
+    reference: "Linux net/sched/sch_fifo.c (pfifo, bfifo)",
+    params: &[Param {
+        name: "limit",
+        kind: Kind::Limit,
+        default: "\"1bdp\"",
+        help: "packets (`\"100p\"`: admit while `qlen < limit`) or bytes (`\"150KB\"`: admit while `backlog + size ≤ limit`)",
+    }],
+};
 
 /// FIFO queue with tail drop.
 #[derive(Debug)]
 pub struct DropTail {
     limit: Limit,
     fifo: PacketFifo,
-}
-
-/// Resolve a [`QueueLimit`] at a link.
-pub fn resolve_limit(limit: QueueLimit, link: LinkInfo) -> Limit {
-    match limit {
-        QueueLimit::Packets(n) => Limit::Packets(n),
-        QueueLimit::Bytes(b) => Limit::Bytes(b),
-        QueueLimit::Bdp(f) => Limit::Packets(bdp_packets(f, link)),
-    }
-}
-
-/// `f` bandwidth-delay products in whole MTU-sized packets (at least one).
-pub fn bdp_packets(f: f64, link: LinkInfo) -> u64 {
-    ((f * link.bdp_bytes) / link.mtu_bytes as f64)
-        .round()
-        .max(1.0) as u64
 }
 
 impl DropTail {
@@ -61,9 +44,9 @@ impl DropTail {
     }
 
     pub fn from_spec(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Self, ScenarioError> {
-        let mut p = Params::new(spec, path);
-        let limit = p.parsed("limit", QueueLimit::Bdp(1.0), QueueLimit::parse)?;
-        p.finish(&["limit"])?;
+        let r = Reader::new(&TABLE, spec, path);
+        let limit = r.limit("limit")?.unwrap_or(QueueLimit::Bdp(1.0));
+        r.finish()?;
         Ok(DropTail::new(resolve_limit(limit, link)))
     }
 

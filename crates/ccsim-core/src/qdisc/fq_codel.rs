@@ -38,12 +38,13 @@
 
 use std::collections::VecDeque;
 
-use super::codel::{codel_dequeue, parse_codel_params, CodelParams, CodelQueue, CodelVars};
-use super::droptail::bdp_packets;
-use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use super::codel::{self, codel_dequeue, read_codel_params, CodelParams, CodelQueue, CodelVars};
+use super::common::bdp_packets;
+use super::{LinkInfo, QdiscCtx, QueueDisc};
 use crate::engine::rng::splitmix64;
 use crate::net::packet::PacketId;
-use crate::scenario::{AlgoSpec, ByteSize, QueueLimit, ScenarioError};
+use crate::params::{self, Algorithm, Family, Kind, Param, Reader, Value};
+use crate::scenario::{AlgoSpec, ByteSize, ParamValue, QueueLimit, ScenarioError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum List {
@@ -108,20 +109,106 @@ impl CodelQueue for FlowFifo<'_> {
     }
 }
 
-const KEYS: &[&str] = &[
-    "target",
-    "interval",
-    "ecn",
-    "ce_threshold",
-    "mtu",
-    "exact_sqrt",
-    "limit",
-    "flows",
-    "quantum",
-    "drop_batch_size",
-    "hash_seed",
-    "backlog_check",
-];
+/// FQ-CoDel's parameters.
+pub const TABLE: Algorithm = Algorithm {
+    name: "fq_codel",
+    aliases: &[],
+    family: Family::QueueDiscipline,
+    summary: "flow queueing (deficit round robin) with a CoDel instance per queue",
+    reference: "Linux net/sched/sch_fq_codel.c; RFC 8290",
+    params: &[
+        codel::TARGET,
+        codel::INTERVAL,
+        Param {
+            default: "true",
+            ..codel::ECN
+        },
+        codel::CE_THRESHOLD,
+        codel::MTU,
+        codel::EXACT_SQRT,
+        Param {
+            name: "limit",
+            kind: Kind::Custom {
+                unit: "queue limit",
+                accepts: "a packet limit like \"10240p\" or \"2bdp\"",
+                read: packet_limit,
+            },
+            default: "\"10240p\"",
+            help: "packets in all queues, like Linux's (`\"Np\"`, or a BDP multiple `\"2bdp\"` resolved to packets); a byte limit is refused",
+        },
+        Param {
+            name: "flows",
+            kind: Kind::Number {
+                what: "a whole number of flow queues in 1..=65536",
+                ok: |x| x.fract() == 0.0 && (1.0..=65536.0).contains(&x),
+            },
+            default: "1024",
+            help: "number of queues",
+        },
+        Param {
+            name: "quantum",
+            kind: Kind::Custom {
+                unit: "size",
+                accepts: "a size between \"256B\" and \"1MiB\"",
+                read: quantum,
+            },
+            default: "the link's MTU",
+            help: "DRR quantum",
+        },
+        Param {
+            name: "drop_batch_size",
+            kind: Kind::Number {
+                what: "a whole number of packets in 1..=1000000",
+                ok: |x| x.fract() == 0.0 && (1.0..=1e6).contains(&x),
+            },
+            default: "64",
+            help: "most packets dropped from the fattest queue at once when over limit",
+        },
+        Param {
+            name: "hash_seed",
+            kind: Kind::Number {
+                what: "a non-negative whole number",
+                ok: |x| x.fract() == 0.0 && (0.0..=9.007_199_254_740_992e15).contains(&x),
+            },
+            default: "drawn from the run's seed",
+            help: "fixes the flow-to-queue hash",
+        },
+        Param {
+            name: "backlog_check",
+            kind: Kind::Keyword {
+                values: &["qdisc", "flow"],
+                unknown: "expected \"qdisc\" (Linux: the qdisc's backlog) or \"flow\" (ns-3: the flow queue's), got {got}",
+                trim: false,
+            },
+            default: "\"qdisc\"",
+            help: "the backlog CoDel's minimum-backlog check compares with `mtu`: `\"qdisc\"`, the whole qdisc's (Linux passes `sch->qstats.backlog`), or `\"flow\"`, the flow queue's own (ns-3's `FqCoDelQueueDisc`, whose per-flow `CoDelQueueDisc` tests its own bytes against `MinBytes`): then a flow with one packet queued is never dropped or marked, however long it waited",
+        },
+    ],
+};
+
+/// Linux's fq_codel `limit` counts packets: "10240p", or a BDP multiple in packets; a
+/// byte limit has no meaning for it.
+fn packet_limit(value: &ParamValue) -> Result<Value, String> {
+    let s = params::text(value)?;
+    match QueueLimit::parse(s)? {
+        QueueLimit::Bytes(_) => Err(format!(
+            "fq_codel's limit counts packets, as Linux's does: expected a limit like \"10240p\" or \"2bdp\", got {s:?}"
+        )),
+        l => Ok(Value::Limit(l)),
+    }
+}
+
+/// Linux: max(256, quantum), at most FQ_CODEL_QUANTUM_MAX (1 << 20).
+fn quantum(value: &ParamValue) -> Result<Value, String> {
+    let s = params::text(value)?;
+    let b = ByteSize::parse(s)?;
+    if b.bytes < 256 || b.bytes > 1 << 20 {
+        return Err(format!(
+            "expected a quantum between \"256B\" and \"1MiB\" (Linux bounds), got {s:?}"
+        ));
+    }
+    Ok(Value::Bytes(b.bytes))
+}
 
 impl FqCodel {
     /// `flows` ≥ 1 buckets, `quantum` bytes, `limit` packets; `flow_backlog_check`: CoDel's
@@ -160,58 +247,24 @@ impl FqCodel {
     }
 
     pub fn from_spec(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Self, ScenarioError> {
-        let mut p = Params::new(spec, path);
-        let params = parse_codel_params(&mut p, link, true)?;
-        let whole = |what: &'static str, lo: f64, hi: f64| {
-            move |x: f64| {
-                (x.fract() != 0.0 || x < lo || x > hi)
-                    .then(|| format!("expected a whole number of {what} in {lo}..={hi}, got {x}"))
-            }
+        let r = Reader::new(&TABLE, spec, path);
+        let params = read_codel_params(&r, link, true)?;
+        let limit = match r.limit("limit")?.unwrap_or(QueueLimit::Packets(10240)) {
+            QueueLimit::Packets(n) => n,
+            QueueLimit::Bdp(f) => bdp_packets(f, link),
+            QueueLimit::Bytes(_) => unreachable!("packet_limit refuses byte limits"),
         };
-        // Linux's fq_codel `limit` counts packets: "10240p", or a BDP multiple in
-        // packets; a byte limit has no meaning for it.
-        let limit = p.parsed("limit", 10240, |s| match QueueLimit::parse(s)? {
-            QueueLimit::Packets(n) => Ok(n),
-            QueueLimit::Bdp(f) => Ok(bdp_packets(f, link)),
-            QueueLimit::Bytes(_) => Err(format!(
-                "fq_codel's limit counts packets, as Linux's does: expected a limit like \"10240p\" or \"2bdp\", got {s:?}"
-            )),
-        })?;
-        let flows = p.number("flows", 1024.0, whole("flow queues", 1.0, 65536.0))? as u32;
-        let quantum = p.parsed(
-            "quantum",
-            ByteSize {
-                bytes: link.mtu_bytes as u64,
-            },
-            |s| {
-                let b = ByteSize::parse(s)?;
-                // Linux: max(256, quantum), at most FQ_CODEL_QUANTUM_MAX (1 << 20).
-                if b.bytes < 256 || b.bytes > 1 << 20 {
-                    return Err(format!(
-                        "expected a quantum between \"256B\" and \"1MiB\" (Linux bounds), got {s:?}"
-                    ));
-                }
-                Ok(b)
-            },
-        )?;
-        let batch = p.number("drop_batch_size", 64.0, whole("packets", 1.0, 1e6))? as u32;
-        let seed = p.number("hash_seed", -1.0, |x| {
-            (x.fract() != 0.0 || !(0.0..=9.007_199_254_740_992e15).contains(&x))
-                .then(|| format!("expected a non-negative whole number, got {x}"))
-        })?;
-        let flow_backlog_check = p.parsed("backlog_check", false, |s| match s {
-            "qdisc" => Ok(false),
-            "flow" => Ok(true),
-            _ => Err(format!(
-                "expected \"qdisc\" (Linux: the qdisc's backlog) or \"flow\" (ns-3: the flow queue's), got {s:?}"
-            )),
-        })?;
-        p.finish(KEYS)?;
+        let flows = r.number("flows", 1024.0)? as u32;
+        let quantum = r.bytes("quantum", link.mtu_bytes as u64)?;
+        let batch = r.number("drop_batch_size", 64.0)? as u32;
+        let seed = r.number("hash_seed", -1.0)?;
+        let flow_backlog_check = r.word("backlog_check", "qdisc")? == "flow";
+        r.finish()?;
         let seed = (seed >= 0.0).then_some(seed as u64);
         Ok(FqCodel::new(
             params,
             flows,
-            quantum.bytes as u32,
+            quantum as u32,
             limit,
             batch,
             seed,

@@ -13,6 +13,7 @@
 //! `queue = { kind = ... }` to an instance.
 
 pub mod codel;
+pub mod common;
 pub mod csaqm;
 pub mod droptail;
 pub mod dualpi2;
@@ -27,7 +28,7 @@ pub use shaper::build_shaped;
 
 use crate::engine::rng::SimRng;
 use crate::net::packet::{Ecn, PacketId, PacketPool};
-use crate::scenario::{AlgoSpec, ByteSize, ParamValue, ScenarioError};
+use crate::scenario::{AlgoSpec, ScenarioError};
 
 /// What a discipline may touch while deciding.
 pub struct QdiscCtx<'a> {
@@ -241,114 +242,19 @@ pub struct LinkInfo {
     pub mtu_bytes: u32,
 }
 
-/// Reads typed parameters out of an [`AlgoSpec`], reporting errors with the key path and
-/// rejecting keys nobody asked for.
-pub struct Params<'a> {
-    spec: &'a AlgoSpec,
-    path: &'a str,
-    used: Vec<&'a str>,
-}
-
-impl<'a> Params<'a> {
-    pub fn new(spec: &'a AlgoSpec, path: &'a str) -> Self {
-        Params {
-            spec,
-            path,
-            used: Vec::new(),
-        }
-    }
-
-    fn key_path(&self, key: &str) -> String {
-        format!("{}.{}", self.path, key)
-    }
-
-    fn raw(&mut self, key: &'a str) -> Option<&'a ParamValue> {
-        self.used.push(key);
-        self.spec.params.get(key)
-    }
-
-    /// A string parameter parsed by `parse` (units), or `default`.
-    pub fn parsed<T>(
-        &mut self,
-        key: &'a str,
-        default: T,
-        parse: impl Fn(&str) -> Result<T, String>,
-    ) -> Result<T, ScenarioError> {
-        match self.raw(key) {
-            None => Ok(default),
-            Some(ParamValue::Str(s)) => {
-                parse(s).map_err(|m| ScenarioError::new(self.key_path(key), m))
-            }
-            Some(other) => {
-                let shown = match other {
-                    ParamValue::Number(n) => format!("{n}"),
-                    ParamValue::Bool(b) => format!("{b}"),
-                    ParamValue::Str(s) => format!("{s:?}"),
-                };
-                Err(ScenarioError::new(
-                    self.key_path(key),
-                    format!("expected a string with a unit, got {shown}"),
-                ))
-            }
-        }
-    }
-
-    /// `mtu` in bytes: a positive size like `"1500B"`, by default the link's MTU (the
-    /// "backlog below 2 MTU" guards of PIE and DualPI2).
-    pub fn positive_mtu(&mut self, link: LinkInfo) -> Result<u64, ScenarioError> {
-        self.parsed("mtu", link.mtu_bytes as u64, |s| match ByteSize::parse(s) {
-            Ok(b) if b.bytes > 0 => Ok(b.bytes),
-            _ => Err(format!(
-                "expected a positive size like \"1500B\", got {s:?}"
-            )),
-        })
-    }
-
-    /// A number parameter, or `default`; `check` returns an error text for a bad value.
-    pub fn number(
-        &mut self,
-        key: &'a str,
-        default: f64,
-        check: impl Fn(f64) -> Option<String>,
-    ) -> Result<f64, ScenarioError> {
-        match self.raw(key) {
-            None => Ok(default),
-            Some(ParamValue::Number(n)) => match check(*n) {
-                None => Ok(*n),
-                Some(msg) => Err(ScenarioError::new(self.key_path(key), msg)),
-            },
-            Some(_) => Err(ScenarioError::new(self.key_path(key), "expected a number")),
-        }
-    }
-
-    /// A boolean parameter, or `default`.
-    pub fn boolean(&mut self, key: &'a str, default: bool) -> Result<bool, ScenarioError> {
-        match self.raw(key) {
-            None => Ok(default),
-            Some(ParamValue::Bool(b)) => Ok(*b),
-            Some(_) => Err(ScenarioError::new(
-                self.key_path(key),
-                "expected true or false",
-            )),
-        }
-    }
-
-    /// Fail on any key that no `parsed`/`number`/`boolean` call asked for.
-    pub fn finish(self, known: &[&str]) -> Result<(), ScenarioError> {
-        for key in self.spec.params.keys() {
-            if !self.used.contains(&key.as_str()) {
-                return Err(ScenarioError::new(
-                    self.key_path(key),
-                    format!(
-                        "unknown parameter for {} (expected one of: {})",
-                        self.spec.kind,
-                        known.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
+/// Every queue discipline's parameter table, in [`KNOWN_KINDS`] order.
+pub fn tables() -> Vec<crate::params::AlgorithmDoc> {
+    vec![
+        droptail::TABLE.describe(),
+        pie::TABLE.describe(),
+        codel::TABLE.describe(),
+        red::TABLE.describe(),
+        fq_codel::TABLE.describe(),
+        csaqm::TABLE.describe(),
+        pvpie::TABLE.describe(),
+        dualpi2::DUALPI2.describe(),
+        dualpi2::PI2.describe(),
+    ]
 }
 
 /// Names accepted in `queue = { kind = ... }`.

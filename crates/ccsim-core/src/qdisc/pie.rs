@@ -117,19 +117,8 @@
 //!   decay `p·98/100`, no de-randomisation, p held in a `u32` (≤ 1), limit 1000. ECN
 //!   marking is on and `ecn_drop_threshold` off.
 //!
-//! **Knobs** with their `rfc8033` / `pie2013` defaults: `target` (15 ms / 20 ms),
-//! `tupdate` (15 ms / 15 ms), `first_update` (500 ms / = tupdate), `alpha`
-//! (0.125 / 0.25), `beta` (1.25 / 2.5), `max_burst` (150 ms / 50 ms), `limit`
-//! (1000 packets / 1000 packets, Linux `pie_params_init`), `ecn` (false / false),
-//! `ecn_drop_threshold` (true / false), `ecn_threshold` (0.1), `bytemode` (false),
-//! `dq_rate_estimator` (false / always), `dq_threshold` (16384 B / 4500 B),
-//! `rate_ewma` (pie2013 only: ε = 0.125), `autotune` ("rfc8033" 7 tiers / "pie2013" 3
-//! tiers), `idle_decay` (1/64 / 0; RFC 8033 §4.2 uses 0.02), `cap_increase`
-//! (true / false), `high_delay_boost` (true / false), `early_drop_guard` (true / false),
-//! `derandomize` (true / false), `clamp_prob` (false / true), `quiet_reset` (pie2013
-//! only, false; the `pie2013` preset turns on `early_drop_guard`, `cap_increase`,
-//! `high_delay_boost`, `quiet_reset` and sets `idle_decay = 0.02`), `mtu` (the link's
-//! MTU).
+//! **Parameters**: [`TABLE`] (`ccsim algorithms pie`), with each variant's and preset's
+//! defaults.
 //!
 //! Departures:
 //! - `tupdate` is exact; Linux rounds it to jiffies (15 ms → 16 ms at HZ = 250: set
@@ -150,13 +139,15 @@
 //!   by `quiet_reset`; the other parameters are §IV's, not Linux's defaults.
 //! - The qdisc is assumed created at simulated time 0 (first update at `first_update`).
 
-use super::codel::positive_duration;
-use super::droptail::{resolve_limit, Limit};
+use super::common::{resolve_limit, Limit, POSITIVE_MTU};
 use super::fifo::{fifo_occupancy, PacketFifo};
-use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use super::{LinkInfo, QdiscCtx, QueueDisc};
 use crate::engine::rng::SimRng;
 use crate::net::packet::PacketId;
-use crate::scenario::{AlgoSpec, ByteSize, ParamValue, QueueLimit, ScenarioError, SimDuration};
+use crate::params::{
+    Algorithm, Family, Kind, Param, Reader, ANY_DURATION, POSITIVE_DURATION, PROBABILITY,
+};
+use crate::scenario::{AlgoSpec, QueueLimit, ScenarioError};
 
 /// Which PIE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -771,106 +762,244 @@ impl PieController {
     }
 }
 
-/// The preset names accepted by `preset = ...`.
-const PRESETS: &[&str] = &["pie2013", "abe-linux"];
+// PIE's parameters, shared with PVPIE.
+pub(crate) const VARIANT: Param = Param {
+    name: "variant",
+    kind: Kind::Keyword {
+        values: &["rfc8033", "pie2013", "ns2"],
+        unknown: "unknown PIE variant {got} (known: {known})",
+        trim: false,
+    },
+    default: "\"rfc8033\" (\"pie2013\" with preset pie2013)",
+    help: "RFC 8033 as Linux has it, paper 002's 2013 PIE, or ns-2's pie.cc",
+};
+pub(crate) const PRESET: Param = Param {
+    name: "preset",
+    kind: Kind::Keyword {
+        values: &["pie2013", "abe-linux"],
+        unknown: "unknown PIE preset {got} (known: {known})",
+        trim: false,
+    },
+    default: "none",
+    help: "a set of defaults; explicit parameters override it",
+};
+pub(crate) const TARGET: Param = Param {
+    name: "target",
+    kind: POSITIVE_DURATION,
+    default: "\"15ms\" (rfc8033); \"20ms\" (pie2013, ns2, presets)",
+    help: "reference delay",
+};
+pub(crate) const TUPDATE: Param = Param {
+    name: "tupdate",
+    kind: POSITIVE_DURATION,
+    default: "\"15ms\" (preset abe-linux: \"30ms\")",
+    help: "probability update period",
+};
+pub(crate) const FIRST_UPDATE: Param = Param {
+    name: "first_update",
+    kind: ANY_DURATION,
+    default: "\"500ms\" (rfc8033); tupdate (pie2013, ns2)",
+    help: "time of the first update (Linux: HZ/2 after creation)",
+};
+pub(crate) const ALPHA: Param = Param {
+    name: "alpha",
+    kind: Kind::Number {
+        what: "a non-negative number",
+        ok: |x| x >= 0.0,
+    },
+    default: "0.125 (rfc8033, abe-linux); 0.25 (pie2013, ns2)",
+    help: "α, Hz (Linux tc: 16 x this)",
+};
+pub(crate) const BETA: Param = Param {
+    name: "beta",
+    kind: Kind::Number {
+        what: "a non-negative number",
+        ok: |x| x >= 0.0,
+    },
+    default: "1.25 (rfc8033, abe-linux); 2.5 (pie2013, ns2)",
+    help: "β, Hz (Linux tc: 16 x this)",
+};
+pub(crate) const MAX_BURST: Param = Param {
+    name: "max_burst",
+    kind: ANY_DURATION,
+    default: "\"150ms\" (rfc8033); \"50ms\" (pie2013, ns2); \"100ms\" (abe-linux)",
+    help: "burst allowance: no early drop while it lasts",
+};
+pub(crate) const LIMIT: Param = Param {
+    name: "limit",
+    kind: Kind::Limit,
+    default: "\"1000p\"",
+    help: "tail-drop limit (packets, bytes or BDPs)",
+};
+pub(crate) const ECN: Param = Param {
+    name: "ecn",
+    kind: Kind::Bool,
+    default: "false (abe-linux: true)",
+    help: "CE-mark ECT packets instead of dropping",
+};
+pub(crate) const ECN_DROP_THRESHOLD: Param = Param {
+    name: "ecn_drop_threshold",
+    kind: Kind::Bool,
+    default: "true (rfc8033); false otherwise",
+    help: "mark only while p ≤ `ecn_threshold`, drop above",
+};
+pub(crate) const ECN_THRESHOLD: Param = Param {
+    name: "ecn_threshold",
+    kind: PROBABILITY,
+    default: "0.1",
+    help: "the probability above which ECN packets are dropped",
+};
+pub(crate) const BYTEMODE: Param = Param {
+    name: "bytemode",
+    kind: Kind::Bool,
+    default: "false",
+    help: "scale p by size/MTU",
+};
+pub(crate) const DQ_RATE_ESTIMATOR: Param = Param {
+    name: "dq_rate_estimator",
+    kind: Kind::Bool,
+    default: "false (rfc8033); true (pie2013, ns2, abe-linux)",
+    help: "delay from the departure rate (Little's law) instead of timestamps",
+};
+pub(crate) const DQ_THRESHOLD: Param = Param {
+    name: "dq_threshold",
+    kind: Kind::Size {
+        what: Some("a positive size like \"16KiB\""),
+        ok: |b| b > 0,
+    },
+    default: "\"16384B\" (rfc8033); \"4500B\" (pie2013, ns2); \"10000B\" (abe-linux)",
+    help: "bytes queued (and departed) for a rate measurement",
+};
+pub(crate) const RATE_EWMA: Param = Param {
+    name: "rate_ewma",
+    kind: PROBABILITY,
+    default: "0.125 (pie2013 only; ns2: 0.5)",
+    help: "ε of the departure-rate EWMA; `pie2013` only",
+};
+pub(crate) const AUTOTUNE: Param = Param {
+    name: "autotune",
+    kind: Kind::Keyword {
+        values: &["rfc8033", "pie2013"],
+        unknown: "unknown auto-tuning table {got} (known: {known})",
+        trim: false,
+    },
+    default: "\"rfc8033\" (7 tiers; rfc8033 without preset); \"pie2013\" (3 tiers) otherwise",
+    help: "α/β scaling: `\"rfc8033\"` 7 tiers (/2048 … 1), `\"pie2013\"` 3 tiers (p < 1 %: /8, < 10 %: /2)",
+};
+pub(crate) const IDLE_DECAY: Param = Param {
+    name: "idle_decay",
+    kind: Kind::Number {
+        what: "a fraction in [0, 1]",
+        ok: |x| (0.0..=1.0).contains(&x),
+    },
+    default: "1/64 (rfc8033); 0 (pie2013); 0.02 (preset pie2013, abe-linux)",
+    help: "fraction of p removed per update when both delays are 0 (RFC 8033 §4.2 uses 0.02)",
+};
+pub(crate) const CAP_INCREASE: Param = Param {
+    name: "cap_increase",
+    kind: Kind::Bool,
+    default: "true (rfc8033, preset pie2013); false (pie2013)",
+    help: "cap Δp at 2 % when p ≥ 10 %",
+};
+pub(crate) const HIGH_DELAY_BOOST: Param = Param {
+    name: "high_delay_boost",
+    kind: Kind::Bool,
+    default: "true (rfc8033, preset pie2013); false (pie2013)",
+    help: "add 2 % when the delay exceeds 250 ms",
+};
+pub(crate) const EARLY_DROP_GUARD: Param = Param {
+    name: "early_drop_guard",
+    kind: Kind::Bool,
+    default: "true (rfc8033, preset pie2013); false (pie2013)",
+    help: "no early drop when qdelay < target/2 and p < 20 %, or backlog < 2 MTU",
+};
+pub(crate) const DERANDOMIZE: Param = Param {
+    name: "derandomize",
+    kind: Kind::Bool,
+    default: "true (rfc8033); false otherwise",
+    help: "Linux's accumulated-probability de-randomisation",
+};
+pub(crate) const CLAMP_PROB: Param = Param {
+    name: "clamp_prob",
+    kind: Kind::Bool,
+    default: "false (rfc8033); true otherwise",
+    help: "keep p ≤ 1 (`false`: p may grow to 256 as in Linux, whose `MAX_PROB` lives in a u64)",
+};
+pub(crate) const QUIET_RESET: Param = Param {
+    name: "quiet_reset",
+    kind: Kind::Bool,
+    default: "false (pie2013 only; preset pie2013: true)",
+    help: "`pie2013` only: at an update with p = 0 and both delays below target/2, also reset the burst allowance, abandon the rate measurement and forget the averaged rate (`rfc8033` always re-initialises, as Linux)",
+};
+pub(crate) const MTU: Param = Param {
+    name: "mtu",
+    kind: POSITIVE_MTU,
+    default: "the link's MTU",
+    help: "size for `bytemode` and the 2-MTU guard",
+};
 
-pub(crate) const PIE_KEYS: &[&str] = &[
-    "variant",
-    "preset",
-    "target",
-    "tupdate",
-    "first_update",
-    "alpha",
-    "beta",
-    "max_burst",
-    "limit",
-    "ecn",
-    "ecn_drop_threshold",
-    "ecn_threshold",
-    "bytemode",
-    "dq_rate_estimator",
-    "dq_threshold",
-    "rate_ewma",
-    "autotune",
-    "idle_decay",
-    "cap_increase",
-    "high_delay_boost",
-    "early_drop_guard",
-    "derandomize",
-    "clamp_prob",
-    "quiet_reset",
-    "mtu",
-];
+/// PIE's parameters.
+pub const TABLE: Algorithm = Algorithm {
+    name: "pie",
+    aliases: &[],
+    family: Family::QueueDiscipline,
+    summary: "Proportional Integral controller Enhanced: drop probability from the queue delay",
+    reference: "RFC 8033 and Linux net/sched/sch_pie.c (rfc8033); paper 002, Pan et al. HPSR 2013 (pie2013); ns-2 pie.cc (ns2)",
+    params: &[
+        VARIANT,
+        PRESET,
+        TARGET,
+        TUPDATE,
+        FIRST_UPDATE,
+        ALPHA,
+        BETA,
+        MAX_BURST,
+        LIMIT,
+        ECN,
+        ECN_DROP_THRESHOLD,
+        ECN_THRESHOLD,
+        BYTEMODE,
+        DQ_RATE_ESTIMATOR,
+        DQ_THRESHOLD,
+        RATE_EWMA,
+        AUTOTUNE,
+        IDLE_DECAY,
+        CAP_INCREASE,
+        HIGH_DELAY_BOOST,
+        EARLY_DROP_GUARD,
+        DERANDOMIZE,
+        CLAMP_PROB,
+        QUIET_RESET,
+        MTU,
+    ],
+};
 
-fn string_param<'a>(
-    spec: &'a AlgoSpec,
-    path: &str,
-    key: &str,
-) -> Result<Option<&'a str>, ScenarioError> {
-    match spec.params.get(key) {
-        None => Ok(None),
-        Some(ParamValue::Str(s)) => Ok(Some(s.as_str())),
-        Some(_) => Err(ScenarioError::new(
-            format!("{path}.{key}"),
-            "expected a string",
-        )),
-    }
-}
+const MS: u64 = 1_000_000;
 
-fn ms(ms: u64) -> SimDuration {
-    SimDuration { ns: ms * 1_000_000 }
-}
-
-fn probability(x: f64) -> Option<String> {
-    (!(x > 0.0 && x <= 1.0)).then(|| format!("expected a probability in (0, 1], got {x}"))
-}
-
-fn non_negative(x: f64) -> Option<String> {
-    (!(x.is_finite() && x >= 0.0)).then(|| format!("expected a non-negative number, got {x}"))
-}
-
-/// Parse PIE's parameters (shared with PVPIE, which passes its own defaults through
-/// `pvpie`). Returns the configuration; the caller finishes `p`.
-pub(crate) fn parse_pie_config<'a>(
-    spec: &'a AlgoSpec,
-    path: &str,
-    p: &mut Params<'a>,
+/// Read PIE's parameters (shared with PVPIE, whose own defaults `pvpie` selects). Returns
+/// the configuration; the caller finishes `r`.
+pub(crate) fn read_pie_config(
+    r: &Reader<'_>,
     link: LinkInfo,
     pvpie: bool,
 ) -> Result<PieConfig, ScenarioError> {
-    for key in ["preset", "variant", "autotune"] {
-        string_param(spec, path, key)?;
-    }
-    let preset = p.parsed("preset", None, |s| {
-        if PRESETS.contains(&s) {
-            Ok(Some(s.to_owned()))
-        } else {
-            Err(format!(
-                "unknown PIE preset {s:?} (known: {})",
-                PRESETS.join(", ")
-            ))
-        }
-    })?;
-    let preset = preset.as_deref();
+    r.require_strings(&["preset", "variant", "autotune"])?;
+    let preset = r.get("preset")?.map(|v| v.word());
     let default_variant = if preset == Some("pie2013") {
-        Variant::Pie2013
+        "pie2013"
     } else {
-        Variant::Rfc8033
+        "rfc8033"
     };
-    let variant = p.parsed("variant", default_variant, |s| match s {
-        "rfc8033" => Ok(Variant::Rfc8033),
-        "pie2013" => Ok(Variant::Pie2013),
-        "ns2" if !pvpie => Ok(Variant::Ns2),
-        _ => Err(format!(
-            "unknown PIE variant {s:?} (known: rfc8033, pie2013{})",
-            if pvpie { "" } else { ", ns2" }
-        )),
-    })?;
+    let variant = match r.word("variant", default_variant)? {
+        "pie2013" => Variant::Pie2013,
+        "ns2" => Variant::Ns2,
+        _ => Variant::Rfc8033,
+    };
     let ns2 = variant == Variant::Ns2;
     if ns2 {
         if preset.is_some() {
-            return Err(ScenarioError::new(
-                format!("{path}.preset"),
+            return Err(r.error(
+                "preset",
                 "variant ns2 is ns-2's pie.cc as it is; it takes no preset",
             ));
         }
@@ -889,11 +1018,8 @@ pub(crate) fn parse_pie_config<'a>(
             "dq_rate_estimator",
             "ecn_drop_threshold",
         ] {
-            if spec.params.contains_key(key) {
-                return Err(ScenarioError::new(
-                    format!("{path}.{key}"),
-                    "variant ns2 follows ns-2's pie.cc, which fixes this",
-                ));
+            if r.given(key) {
+                return Err(r.error(key, "variant ns2 follows ns-2's pie.cc, which fixes this"));
             }
         }
     }
@@ -907,37 +1033,37 @@ pub(crate) fn parse_pie_config<'a>(
 
     // Defaults: variant first, then the preset's values.
     let (mut target, mut tupdate, mut alpha, mut beta, mut max_burst) = if v13 {
-        (ms(20), ms(15), 0.25, 2.5, ms(50))
+        (20 * MS, 15 * MS, 0.25, 2.5, 50 * MS)
     } else {
-        (ms(15), ms(15), 0.125, 1.25, ms(150))
+        (15 * MS, 15 * MS, 0.125, 1.25, 150 * MS)
     };
     if p13 {
-        (target, tupdate, alpha, beta, max_burst) = (ms(20), ms(15), 0.25, 2.5, ms(50));
+        (target, tupdate, alpha, beta, max_burst) = (20 * MS, 15 * MS, 0.25, 2.5, 50 * MS);
     }
     if abe {
-        (target, tupdate, alpha, beta, max_burst) = (ms(20), ms(30), 0.125, 1.25, ms(100));
+        (target, tupdate, alpha, beta, max_burst) = (20 * MS, 30 * MS, 0.125, 1.25, 100 * MS);
     }
     let linux_now = !v13 && !abe;
-    let target = p.parsed("target", target, positive_duration)?;
-    let tupdate = p.parsed("tupdate", tupdate, positive_duration)?;
-    let first_default = if v13 { tupdate } else { ms(500) };
-    let first_update = p.parsed("first_update", first_default, SimDuration::parse)?;
-    let alpha = p.number("alpha", alpha, non_negative)?;
-    let beta = p.number("beta", beta, non_negative)?;
-    let max_burst = p.parsed("max_burst", max_burst, SimDuration::parse)?;
-    let limit = p.parsed("limit", QueueLimit::Packets(1000), QueueLimit::parse)?;
-    let ecn = p.boolean("ecn", pvpie || abe)?;
-    let ecn_drop_threshold = p.boolean("ecn_drop_threshold", linux_now && !pvpie)?;
-    let ecn_threshold = p.number("ecn_threshold", 0.1, probability)?;
+    let target_ns = r.ns("target", target)?;
+    let tupdate_ns = r.ns("tupdate", tupdate)?;
+    let first_default = if v13 { tupdate_ns } else { 500 * MS };
+    let first_update_ns = r.ns("first_update", first_default)?;
+    let alpha = r.number("alpha", alpha)?;
+    let beta = r.number("beta", beta)?;
+    let max_burst_ns = r.ns("max_burst", max_burst)?;
+    let limit = r.limit("limit")?.unwrap_or(QueueLimit::Packets(1000));
+    let ecn = r.boolean("ecn", pvpie || abe)?;
+    let ecn_drop_threshold = r.boolean("ecn_drop_threshold", linux_now && !pvpie)?;
+    let ecn_threshold = r.number("ecn_threshold", 0.1)?;
     let bytemode = if pvpie {
         false
     } else {
-        p.boolean("bytemode", false)?
+        r.boolean("bytemode", false)?
     };
-    let dq_rate_estimator = p.boolean("dq_rate_estimator", v13 || abe)?;
+    let dq_rate_estimator = r.boolean("dq_rate_estimator", v13 || abe)?;
     if v13 && !dq_rate_estimator {
-        return Err(ScenarioError::new(
-            format!("{path}.dq_rate_estimator"),
+        return Err(r.error(
+            "dq_rate_estimator",
             "variant pie2013 estimates the delay from the departure rate only (paper 002 §III-C); remove the key or use variant = \"rfc8033\"",
         ));
     }
@@ -948,43 +1074,22 @@ pub(crate) fn parse_pie_config<'a>(
     } else {
         16_384
     };
-    let dq_threshold =
-        p.parsed(
-            "dq_threshold",
-            ByteSize { bytes: dq_default },
-            |s| match ByteSize::parse(s) {
-                Ok(b) if b.bytes > 0 => Ok(b),
-                _ => Err(format!(
-                    "expected a positive size like \"16KiB\", got {s:?}"
-                )),
-            },
-        )?;
+    let dq_threshold_bytes = r.bytes("dq_threshold", dq_default)?;
     let rate_ewma = if v13 {
-        p.number("rate_ewma", 0.125, probability)?
+        r.number("rate_ewma", 0.125)?
     } else {
-        if spec.params.contains_key("rate_ewma") {
-            return Err(ScenarioError::new(
-                format!("{path}.rate_ewma"),
+        if r.given("rate_ewma") {
+            return Err(r.error(
+                "rate_ewma",
                 "only variant pie2013 has a configurable rate weight (Linux fixes 1/8)",
             ));
         }
         0.125
     };
-    let autotune = p.parsed(
-        "autotune",
-        if linux_now {
-            Autotune::Rfc8033
-        } else {
-            Autotune::Pie2013
-        },
-        |s| match s {
-            "rfc8033" => Ok(Autotune::Rfc8033),
-            "pie2013" => Ok(Autotune::Pie2013),
-            _ => Err(format!(
-                "unknown auto-tuning table {s:?} (known: rfc8033, pie2013)"
-            )),
-        },
-    )?;
+    let autotune = match r.word("autotune", if linux_now { "rfc8033" } else { "pie2013" })? {
+        "rfc8033" => Autotune::Rfc8033,
+        _ => Autotune::Pie2013,
+    };
     let decay_default = if authors || abe {
         0.02
     } else if v13 {
@@ -992,47 +1097,46 @@ pub(crate) fn parse_pie_config<'a>(
     } else {
         1.0 / 64.0
     };
-    let idle_decay = p.number("idle_decay", decay_default, |x| {
-        (!(0.0..=1.0).contains(&x)).then(|| format!("expected a fraction in [0, 1], got {x}"))
-    })?;
-    let cap_increase = p.boolean("cap_increase", !v13 || authors)?;
-    let high_delay_boost = p.boolean("high_delay_boost", !v13 || authors)?;
-    let early_drop_guard = p.boolean("early_drop_guard", !v13 || authors)?;
+    let idle_decay = r.number("idle_decay", decay_default)?;
+    let cap_increase = r.boolean("cap_increase", !v13 || authors)?;
+    let high_delay_boost = r.boolean("high_delay_boost", !v13 || authors)?;
+    let early_drop_guard = r.boolean("early_drop_guard", !v13 || authors)?;
     let derandomize = if pvpie {
         false
     } else {
-        p.boolean("derandomize", linux_now)?
+        r.boolean("derandomize", linux_now)?
     };
-    let clamp_prob = p.boolean("clamp_prob", !linux_now || pvpie)?;
+    let clamp_prob = r.boolean("clamp_prob", !linux_now || pvpie)?;
     let quiet_reset = if v13 {
-        p.boolean("quiet_reset", authors)?
+        r.boolean("quiet_reset", authors)?
     } else {
-        if spec.params.contains_key("quiet_reset") {
-            return Err(ScenarioError::new(
-                format!("{path}.quiet_reset"),
+        if r.given("quiet_reset") {
+            return Err(r.error(
+                "quiet_reset",
                 "only variant pie2013 has this switch (variant rfc8033 always re-initialises, as Linux does)",
             ));
         }
         false
     };
-    let mtu = p.positive_mtu(link)?;
+    let mtu_bytes = r.bytes("mtu", link.mtu_bytes as u64)?;
+    let limit = resolve_limit(limit, link);
     if ns2 {
         // Fixed by ns-2's pie.cc (see the module documentation).
         return Ok(PieConfig {
             variant,
-            target_ns: target.ns,
-            tupdate_ns: tupdate.ns,
-            first_update_ns: first_update.ns,
+            target_ns,
+            tupdate_ns,
+            first_update_ns,
             alpha,
             beta,
-            max_burst_ns: max_burst.ns,
-            limit: resolve_limit(limit, link),
+            max_burst_ns,
+            limit,
             ecn,
-            ecn_drop_threshold: spec.params.contains_key("ecn_threshold"),
+            ecn_drop_threshold: r.given("ecn_threshold"),
             ecn_threshold,
             bytemode: false,
             dq_rate_estimator: true,
-            dq_threshold_bytes: dq_threshold.bytes,
+            dq_threshold_bytes,
             rate_ewma: 0.5,
             autotune: Autotune::Ns2,
             idle_decay: 0.02,
@@ -1042,24 +1146,24 @@ pub(crate) fn parse_pie_config<'a>(
             derandomize: false,
             clamp_prob: false,
             quiet_reset: true,
-            mtu_bytes: mtu,
+            mtu_bytes,
         });
     }
     Ok(PieConfig {
         variant,
-        target_ns: target.ns,
-        tupdate_ns: tupdate.ns,
-        first_update_ns: first_update.ns,
+        target_ns,
+        tupdate_ns,
+        first_update_ns,
         alpha,
         beta,
-        max_burst_ns: max_burst.ns,
-        limit: resolve_limit(limit, link),
+        max_burst_ns,
+        limit,
         ecn,
         ecn_drop_threshold,
         ecn_threshold,
         bytemode,
         dq_rate_estimator,
-        dq_threshold_bytes: dq_threshold.bytes,
+        dq_threshold_bytes,
         rate_ewma,
         autotune,
         idle_decay,
@@ -1069,7 +1173,7 @@ pub(crate) fn parse_pie_config<'a>(
         derandomize,
         clamp_prob,
         quiet_reset,
-        mtu_bytes: mtu,
+        mtu_bytes,
     })
 }
 
@@ -1089,9 +1193,9 @@ impl Pie {
     }
 
     pub fn from_spec(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Self, ScenarioError> {
-        let mut p = Params::new(spec, path);
-        let cfg = parse_pie_config(spec, path, &mut p, link, false)?;
-        p.finish(PIE_KEYS)?;
+        let r = Reader::new(&TABLE, spec, path);
+        let cfg = read_pie_config(&r, link, false)?;
+        r.finish()?;
         Ok(Pie::new(cfg))
     }
 
@@ -1156,6 +1260,7 @@ impl QueueDisc for Pie {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::ParamValue;
 
     /// RFC 8033 §4.2's table, as Linux computes it.
     #[test]
@@ -1227,8 +1332,8 @@ mod tests {
             bdp_bytes: 125_000.0,
             mtu_bytes: 1500,
         };
-        let mut p = Params::new(&spec, "q");
-        PieController::new(parse_pie_config(&spec, "q", &mut p, link, false).unwrap())
+        let r = Reader::new(&TABLE, &spec, "q");
+        PieController::new(read_pie_config(&r, link, false).unwrap())
     }
 
     /// ns-2 `pie.cc` worked by hand (α 0.125, β 1.25, target 20 ms, tupdate 30 ms,
@@ -1311,8 +1416,12 @@ mod tests {
                     .map(|(k, v)| (k.to_owned(), ParamValue::Str(v.to_owned())))
                     .collect(),
             };
-            let mut p = Params::new(&spec, "q");
-            parse_pie_config(&spec, "q", &mut p, link, pvpie).map(|_| ())
+            let table = if pvpie {
+                &crate::qdisc::pvpie::TABLE
+            } else {
+                &TABLE
+            };
+            read_pie_config(&Reader::new(table, &spec, "q"), link, pvpie).map(|_| ())
         };
         let e = spec(("autotune", "rfc8033"), false).unwrap_err();
         assert_eq!(e.path, "q.autotune");

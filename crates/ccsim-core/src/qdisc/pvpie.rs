@@ -36,103 +36,72 @@
 
 use std::collections::VecDeque;
 
-use super::codel::positive_duration;
+use super::common::{ValueHist, CODES};
 use super::fifo::{fifo_occupancy, PacketFifo};
-use super::pie::{parse_pie_config, PieConfig, PieController, PIE_KEYS};
-use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use super::pie::{self, read_pie_config, PieConfig, PieController};
+use super::{LinkInfo, QdiscCtx, QueueDisc};
 use crate::net::packet::PacketId;
-use crate::scenario::{AlgoSpec, ScenarioError, SimDuration};
+use crate::params::{Algorithm, Family, Kind, Param, Reader, POSITIVE_DURATION};
+use crate::scenario::{AlgoSpec, ScenarioError};
 
-const BLOCK: usize = 256;
-const CODES: usize = 65536;
-
-/// A histogram of coded values with per-block sums for fast quantiles.
-#[derive(Debug, Clone)]
-pub(crate) struct ValueHist {
-    counts: Vec<u64>,
-    blocks: Vec<u64>,
-    total: u64,
-}
-
-impl ValueHist {
-    pub(crate) fn new() -> Self {
-        ValueHist {
-            counts: vec![0; CODES],
-            blocks: vec![0; CODES / BLOCK],
-            total: 0,
-        }
-    }
-    #[inline]
-    pub(crate) fn add(&mut self, v: u16, w: u64) {
-        self.counts[v as usize] += w;
-        self.blocks[v as usize / BLOCK] += w;
-        self.total += w;
-    }
-    #[inline]
-    pub(crate) fn sub(&mut self, v: u16, w: u64) {
-        self.counts[v as usize] -= w;
-        self.blocks[v as usize / BLOCK] -= w;
-        self.total -= w;
-    }
-    #[inline]
-    pub(crate) fn get(&self, v: u16) -> u64 {
-        self.counts[v as usize]
-    }
-    pub(crate) fn total(&self) -> u64 {
-        self.total
-    }
-    /// The smallest code `v` with `Σ_{i ≤ v} counts[i] ≥ k` (k ≥ 1, k ≤ total).
-    pub(crate) fn kth_smallest(&self, k: u64) -> u16 {
-        let mut acc = 0;
-        for (b, &s) in self.blocks.iter().enumerate() {
-            if acc + s >= k {
-                for v in b * BLOCK..(b + 1) * BLOCK {
-                    acc += self.counts[v];
-                    if acc >= k {
-                        return v as u16;
-                    }
-                }
-            }
-            acc += s;
-        }
-        u16::MAX
-    }
-    /// The smallest non-empty code below `below`, if any.
-    pub(crate) fn smallest_nonzero_below(&self, below: u32) -> Option<u16> {
-        for (b, &s) in self.blocks.iter().enumerate() {
-            if (b * BLOCK) as u32 >= below {
-                return None;
-            }
-            if s == 0 {
-                continue;
-            }
-            for v in b * BLOCK..((b + 1) * BLOCK).min(below as usize) {
-                if self.counts[v] > 0 {
-                    return Some(v as u16);
-                }
-            }
-        }
-        None
-    }
-    /// `argmin_v Σ_{i=v}^{65535} counts[i] ≤ l` (65536 if even the top code exceeds l).
-    pub(crate) fn suffix_threshold(&self, l: u64) -> u32 {
-        let mut acc = 0u64;
-        for b in (0..self.blocks.len()).rev() {
-            let s = self.blocks[b];
-            if acc + s <= l {
-                acc += s;
-                continue;
-            }
-            for v in (b * BLOCK..(b + 1) * BLOCK).rev() {
-                acc += self.counts[v];
-                if acc > l {
-                    return v as u32 + 1;
-                }
-            }
-        }
-        0
-    }
-}
+/// PVPIE's parameters: PIE's (without `bytemode` and `derandomize`, with the defaults
+/// PVPIE gives them) and the value window.
+pub const TABLE: Algorithm = Algorithm {
+    name: "pvpie",
+    aliases: &[],
+    family: Family::QueueDiscipline,
+    summary: "PIE's controller turned into a packet-value threshold (drops the lowest values)",
+    reference: "Laki et al., \"Take Your Own Share of the PIE\", ANRW 2017; paper 001 §2",
+    params: &[
+        Param {
+            kind: Kind::Keyword {
+                values: &["rfc8033", "pie2013"],
+                unknown: "unknown PIE variant {got} (known: {known})",
+                trim: false,
+            },
+            help: "PIE's controller as RFC 8033 (Linux) or paper 002 has it",
+            ..pie::VARIANT
+        },
+        pie::PRESET,
+        pie::TARGET,
+        pie::TUPDATE,
+        pie::FIRST_UPDATE,
+        pie::ALPHA,
+        pie::BETA,
+        pie::MAX_BURST,
+        pie::LIMIT,
+        Param {
+            default: "true",
+            ..pie::ECN
+        },
+        Param {
+            default: "false",
+            ..pie::ECN_DROP_THRESHOLD
+        },
+        pie::ECN_THRESHOLD,
+        pie::DQ_RATE_ESTIMATOR,
+        pie::DQ_THRESHOLD,
+        pie::RATE_EWMA,
+        pie::AUTOTUNE,
+        pie::IDLE_DECAY,
+        pie::CAP_INCREASE,
+        pie::HIGH_DELAY_BOOST,
+        pie::EARLY_DROP_GUARD,
+        Param {
+            default: "true",
+            help: "p is a quantile level in [0, 1]",
+            ..pie::CLAMP_PROB
+        },
+        pie::QUIET_RESET,
+        pie::MTU,
+        Param {
+            name: "window",
+            kind: POSITIVE_DURATION,
+            default: "\"100ms\"",
+            help: "arrivals (counted per packet, dropped ones included) over which the quantile is taken",
+        },
+    ],
+};
 
 /// PVPIE.
 #[derive(Debug)]
@@ -159,17 +128,11 @@ impl PvPie {
     }
 
     pub fn from_spec(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Self, ScenarioError> {
-        let mut p = Params::new(spec, path);
-        let cfg = parse_pie_config(spec, path, &mut p, link, true)?;
-        let window = p.parsed("window", SimDuration { ns: 100_000_000 }, positive_duration)?;
-        let keys: Vec<&str> = PIE_KEYS
-            .iter()
-            .copied()
-            .filter(|k| !matches!(*k, "bytemode" | "derandomize"))
-            .chain(std::iter::once("window"))
-            .collect();
-        p.finish(&keys)?;
-        Ok(PvPie::new(cfg, window.ns))
+        let r = Reader::new(&TABLE, spec, path);
+        let cfg = read_pie_config(&r, link, true)?;
+        let window_ns = r.ns("window", 100_000_000)?;
+        r.finish()?;
+        Ok(PvPie::new(cfg, window_ns))
     }
 
     pub fn controller(&self) -> &PieController {

@@ -62,10 +62,11 @@
 //! `qlen > 1` guard and `wait` option are not implemented.
 
 use super::fifo::{fifo_occupancy, PacketFifo};
-use super::{LinkInfo, Params, QdiscCtx, QueueDisc};
+use super::{LinkInfo, QdiscCtx, QueueDisc};
 use crate::engine::serialisation_ns;
 use crate::net::packet::PacketId;
-use crate::scenario::{AlgoSpec, ByteSize, ParamValue, QueueLimit, ScenarioError};
+use crate::params::{Algorithm, Family, Kind, Param, Reader, PROBABILITY};
+use crate::scenario::{AlgoSpec, QueueLimit, ScenarioError};
 
 /// Averaging and threshold unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,22 +124,114 @@ pub struct Red {
     fifo: PacketFifo,
 }
 
-const KEYS: &[&str] = &[
-    "mode",
-    "unit",
-    "limit",
-    "min_th",
-    "max_th",
-    "max_p",
-    "w_q",
-    "gentle",
-    "ecn",
-    "harddrop",
-    "nodrop",
-    "adaptive",
-    "avpkt",
-    "threshold",
-];
+/// RED's parameters.
+pub const TABLE: Algorithm = Algorithm {
+    name: "red",
+    aliases: &[],
+    family: Family::QueueDiscipline,
+    summary: "Random Early Detection (Linux-like, ns-2/Floyd options), and a DCTCP step marker",
+    reference: "Linux include/net/red.h, net/sched/sch_red.c; Floyd & Jacobson, ToN 1993; ns-2 red.cc; step: RFC 8257 §3",
+    params: &[
+        Param {
+            name: "mode",
+            kind: Kind::Keyword {
+                values: &["red", "step"],
+                unknown: "unknown RED mode {got} (known: {known})",
+                trim: false,
+            },
+            default: "\"red\"",
+            help: "RED, or step marking at threshold K with instantaneous queue (DCTCP)",
+        },
+        Param {
+            name: "unit",
+            kind: Kind::Keyword {
+                values: &["bytes", "packets"],
+                unknown: "unknown unit {got} (known: {known})",
+                trim: false,
+            },
+            default: "\"bytes\"",
+            help: "average and thresholds in `\"bytes\"` (Linux) or `\"packets\"` (ns-2)",
+        },
+        Param {
+            name: "limit",
+            kind: Kind::Limit,
+            default: "\"1bdp\"",
+            help: "tail-drop limit (packets, bytes or BDPs, converted into `unit` with the link MTU)",
+        },
+        Param {
+            name: "min_th",
+            kind: Kind::Limit,
+            default: "max_th / 3",
+            help: "lower threshold, ≤ `max_th` (equal: no linear region)",
+        },
+        Param {
+            name: "max_th",
+            kind: Kind::Limit,
+            default: "limit / 4",
+            help: "upper threshold (a queue limit: `\"30p\"`, `\"45KB\"`, `\"0.25bdp\"`)",
+        },
+        Param {
+            name: "max_p",
+            kind: PROBABILITY,
+            default: "0.02",
+            help: "marking probability at `max_th`",
+        },
+        Param {
+            name: "w_q",
+            kind: Kind::Number {
+                what: "a weight in (0, 1]",
+                ok: |x| x > 0.0 && x <= 1.0,
+            },
+            default: "0.002",
+            help: "averaging weight",
+        },
+        Param {
+            name: "gentle",
+            kind: Kind::Bool,
+            default: "false",
+            help: "ns-2's gentle region `[max_th, 2 max_th)`",
+        },
+        Param {
+            name: "ecn",
+            kind: Kind::Bool,
+            default: "true in step mode, else false",
+            help: "CE-mark ECT packets instead of dropping",
+        },
+        Param {
+            name: "harddrop",
+            kind: Kind::Bool,
+            default: "false",
+            help: "hard marks drop even with `ecn`",
+        },
+        Param {
+            name: "nodrop",
+            kind: Kind::Bool,
+            default: "false",
+            help: "a marked Not-ECT packet is enqueued instead of dropped (probabilistic marks, and hard marks without `harddrop`); needs `ecn = true`",
+        },
+        Param {
+            name: "adaptive",
+            kind: Kind::Bool,
+            default: "false",
+            help: "Adaptive RED (Linux `red_adaptative_algo`)",
+        },
+        Param {
+            name: "avpkt",
+            kind: Kind::Size {
+                what: Some("a positive size like \"1000B\""),
+                ok: |b| b > 0,
+            },
+            default: "\"1000B\"",
+            help: "mean packet size for the idle decay",
+        },
+        Param {
+            name: "threshold",
+            kind: Kind::Limit,
+            default: "none (required in step mode)",
+            help: "K, a queue limit (`\"65p\"`, `\"100KB\"`)",
+        },
+    ],
+};
 
 /// Adaptive RED's period (Linux `HZ/2`).
 const ADAPT_NS: u64 = 500_000_000;
@@ -171,56 +264,32 @@ impl Red {
     }
 
     pub fn from_spec(spec: &AlgoSpec, path: &str, link: LinkInfo) -> Result<Self, ScenarioError> {
-        let mut p = Params::new(spec, path);
-        for key in ["mode", "unit"] {
-            if let Some(v) = spec.params.get(key) {
-                if !matches!(v, ParamValue::Str(_)) {
-                    return Err(ScenarioError::new(
-                        format!("{path}.{key}"),
-                        "expected a string",
-                    ));
-                }
-            }
-        }
-        let mode = p.parsed("mode", Mode::Red, |s| match s {
-            "red" => Ok(Mode::Red),
-            "step" => Ok(Mode::Step),
-            _ => Err(format!("unknown RED mode {s:?} (known: red, step)")),
-        })?;
-        let unit = p.parsed("unit", Unit::Bytes, |s| match s {
-            "bytes" => Ok(Unit::Bytes),
-            "packets" => Ok(Unit::Packets),
-            _ => Err(format!("unknown unit {s:?} (known: bytes, packets)")),
-        })?;
-        let limit = p.parsed("limit", QueueLimit::Bdp(1.0), QueueLimit::parse)?;
+        let r = Reader::new(&TABLE, spec, path);
+        r.require_strings(&["mode", "unit"])?;
+        let mode = match r.word("mode", "red")? {
+            "step" => Mode::Step,
+            _ => Mode::Red,
+        };
+        let unit = match r.word("unit", "bytes")? {
+            "packets" => Unit::Packets,
+            _ => Unit::Bytes,
+        };
+        let limit = r.limit("limit")?.unwrap_or(QueueLimit::Bdp(1.0));
         let limit = in_unit(limit, unit, link);
-        let max_th = p.parsed("max_th", None, |s| QueueLimit::parse(s).map(Some))?;
+        let max_th = r.limit("max_th")?;
         let max_th = max_th.map_or(limit / 4.0, |l| in_unit(l, unit, link));
-        let min_th = p.parsed("min_th", None, |s| QueueLimit::parse(s).map(Some))?;
+        let min_th = r.limit("min_th")?;
         let min_th = min_th.map_or(max_th / 3.0, |l| in_unit(l, unit, link));
-        let max_p = p.number("max_p", 0.02, |x| {
-            (!(x > 0.0 && x <= 1.0)).then(|| format!("expected a probability in (0, 1], got {x}"))
-        })?;
-        let w_q = p.number("w_q", 0.002, |x| {
-            (!(x > 0.0 && x <= 1.0)).then(|| format!("expected a weight in (0, 1], got {x}"))
-        })?;
-        let gentle = p.boolean("gentle", false)?;
-        let ecn = p.boolean("ecn", mode == Mode::Step)?;
-        let harddrop = p.boolean("harddrop", false)?;
-        let nodrop = p.boolean("nodrop", false)?;
-        let adaptive = p.boolean("adaptive", false)?;
-        let avpkt = p.parsed(
-            "avpkt",
-            ByteSize { bytes: 1000 },
-            |s| match ByteSize::parse(s) {
-                Ok(b) if b.bytes > 0 => Ok(b),
-                _ => Err(format!(
-                    "expected a positive size like \"1000B\", got {s:?}"
-                )),
-            },
-        )?;
-        let threshold = p.parsed("threshold", None, |s| QueueLimit::parse(s).map(Some))?;
-        p.finish(KEYS)?;
+        let max_p = r.number("max_p", 0.02)?;
+        let w_q = r.number("w_q", 0.002)?;
+        let gentle = r.boolean("gentle", false)?;
+        let ecn = r.boolean("ecn", mode == Mode::Step)?;
+        let harddrop = r.boolean("harddrop", false)?;
+        let nodrop = r.boolean("nodrop", false)?;
+        let adaptive = r.boolean("adaptive", false)?;
+        let avpkt = r.bytes("avpkt", 1000)?;
+        let threshold = r.limit("threshold")?;
+        r.finish()?;
         let threshold = match (mode, threshold) {
             (Mode::Step, None) => {
                 return Err(ScenarioError::new(
@@ -268,7 +337,7 @@ impl Red {
             harddrop,
             nodrop,
             adaptive,
-            avpkt_bytes: avpkt.bytes,
+            avpkt_bytes: avpkt,
             threshold,
             rate_bps: link.rate_bps,
         }))
