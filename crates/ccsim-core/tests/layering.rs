@@ -26,11 +26,7 @@ const FORBIDDEN: &[(&str, &str)] = &[
 
 /// Forbidden arrows that still exist, each with where it goes away. An entry here is
 /// reported, not failed; delete it to enforce the arrow.
-const KNOWN_EXCEPTIONS: &[(&str, &str)] = &[
-    // `cc/mod.rs` re-exports `Knob` from `control::deadline`; the algorithm-parameter
-    // rewrite of issue 29 (branch `params`) moves it. Delete this line once it merged.
-    ("cc", "control"),
-];
+const KNOWN_EXCEPTIONS: &[(&str, &str)] = &[];
 
 /// The longest function allowed in the scenario build (`sim/build*`), in lines from
 /// `fn` to its closing brace.

@@ -148,7 +148,7 @@ macro_rules! each_qdisc {
 impl Qdisc {
     /// An empty DropTail queue that would admit a packet of `size_bytes`: enqueueing it
     /// and dequeueing it at once would return it with no other effect
-    /// (`World::link_enqueue`'s fast path).
+    /// (`net::datapath::enqueue`'s fast path).
     #[inline]
     pub fn is_empty_droptail_admitting(&self, size_bytes: u64) -> bool {
         match self {
