@@ -93,6 +93,29 @@ def _bottleneck(summary: dict[str, Any]) -> Table:
     return table
 
 
+def _links(summary: dict[str, Any]) -> Table:
+    """A `[network]`'s links that carried packets in the window, one row each."""
+    table = Table(title="Links (measurement window)", title_justify="left")
+    for header in ("link", "discipline", "utilisation", "sojourn ms: mean", "p50", "p99"):
+        table.add_column(header, justify="left" if header in ("link", "discipline") else "right")
+    for header in ("drops", "marks"):
+        table.add_column(header, justify="right")
+    for q in summary["links"]:
+        if q["departures"] == 0:
+            continue
+        table.add_row(
+            q["name"],
+            q["discipline"],
+            _num(q["utilisation"], ".4f"),
+            _num(q["sojourn_mean_ms"]),
+            _num(q["sojourn_p50_ms"]),
+            _num(q["sojourn_p99_ms"]),
+            str(q["drops"]),
+            str(q["marks"]),
+        )
+    return table
+
+
 def report_console() -> Console:
     """stdout; 120 columns when it is not a terminal (rich would assume 80)."""
     return Console() if sys.stdout.isatty() else Console(width=120)
@@ -109,6 +132,8 @@ def print_report(summary: dict[str, Any], console: Console, label: str = "") -> 
     )
     console.print(_per_flow(flows) if len(flows) <= MAX_FLOW_ROWS else _per_group(flows))
     console.print(_bottleneck(summary))
+    if summary.get("links"):
+        console.print(_links(summary))
     wall = summary["wall_s"]
     rate = f" ({summary['events'] / wall:,.0f} events/s)" if wall > 0 else ""
     console.print(

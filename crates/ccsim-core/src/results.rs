@@ -183,6 +183,13 @@ pub struct Summary {
     pub bottleneck_packets: u64,
     /// Wall-clock seconds spent simulating (excludes scenario parsing and writing results).
     pub wall_s: f64,
+    /// With a `[network]`: each of its links' queue over the window, in declaration
+    /// order, named (absent in a dumbbell).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<QueueSummary>>,
+    /// With a `[network]`: each flow's route as node names, in flow order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<Vec<String>>>,
 }
 
 impl Summary {

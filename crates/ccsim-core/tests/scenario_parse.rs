@@ -422,6 +422,7 @@ fn every_field_explicit() {
 
     let f = &s.flows[0];
     let expected = TcpFlowGroup {
+        endpoints: None,
         name: None,
         count: 3,
         cc: algo(
@@ -461,6 +462,7 @@ fn every_field_explicit() {
     assert_eq!(s.flows[1].drawn[0].rtt, SimDuration { ns: 250_000 });
 
     let expected = UdpGroup {
+        endpoints: None,
         name: None,
         count: 4,
         pattern: UdpPattern::Cbr,

@@ -5,6 +5,7 @@
 
 pub mod dist;
 mod lit;
+pub mod network;
 mod raw;
 pub mod units;
 
@@ -18,6 +19,7 @@ use crate::engine::rng::{stream, SimRng, StreamKind};
 use units::fmt_duration;
 
 pub use dist::Dist;
+pub use network::{Endpoints, HopSpec, LinkSpec, Network};
 pub use units::{ByteSize, DataRate, QueueLimit, SimDuration};
 
 /// A user-input error: `path` is the key path (`flows[1].rtt`), `message` says what was
@@ -279,6 +281,8 @@ pub struct TcpFlowGroup {
     pub deadline: Option<DeadlineSpec>,
     /// Which way the data goes (default forward; ACKs go the other way).
     pub direction: Direction,
+    /// Its hosts in a `[network]` (`None` in a dumbbell).
+    pub endpoints: Option<Endpoints>,
 }
 
 /// One TCP flow's values, fixed or drawn from the group's distributions.
@@ -336,6 +340,8 @@ pub struct UdpGroup {
     pub ppv: Option<PpvSpec>,
     /// Which way the packets go (default forward).
     pub direction: Direction,
+    /// Its hosts in a `[network]` (`None` in a dumbbell).
+    pub endpoints: Option<Endpoints>,
 }
 
 /// When the bottleneck discipline's control state is recorded (`qdisc_state` table).
@@ -392,8 +398,10 @@ pub struct Scenario {
     pub measure_start: SimDuration,
     /// End of the measurement window (default: the duration).
     pub measure_end: SimDuration,
-    /// The bottleneck link.
+    /// The bottleneck link; with a `[network]`, its first link's rate, delay and queue.
     pub bottleneck: Bottleneck,
+    /// A general network instead of the dumbbell (`[network]`).
+    pub network: Option<Network>,
     /// TCP flow groups, in file order.
     pub flows: Vec<TcpFlowGroup>,
     /// UDP source groups, in file order.
@@ -1317,6 +1325,7 @@ fn resolve_flow(
             .transpose()?,
         deadline: resolve_deadline(f.deadline, f.deadline_control, f.size.is_some(), &prefix)?,
         direction: f.direction.map_or(Direction::Forward, |g| g.value),
+        endpoints: network::resolve_endpoints(f.from, f.to, f.path, &prefix)?,
     };
     Ok((group, start))
 }
@@ -1377,6 +1386,7 @@ fn resolve_udp(
         stop: u.stop.map(|g| g.value),
         access_rate: u.access_rate.map(|g| g.value),
         direction: u.direction.map_or(Direction::Forward, |g| g.value),
+        endpoints: network::resolve_endpoints(u.from, u.to, u.path, &prefix)?,
         ppv: u
             .ppv
             .map(|p| resolve_ppv(p, &join(&prefix, "ppv")))
@@ -1565,7 +1575,25 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
     };
     let (measure_start, measure_end) =
         resolve_measure(raw.measure.as_ref().map(|t| &t.0), duration)?;
-    let bottleneck = resolve_bottleneck(raw.bottleneck.0, duration)?;
+    let (bottleneck, network) = match (raw.bottleneck, raw.network) {
+        (Some(Table(b)), None) => (resolve_bottleneck(b, duration)?, None),
+        (None, Some(Table(n))) => {
+            let n = network::resolve_network(n)?;
+            (network_bottleneck(&n), Some(n))
+        }
+        (Some(_), Some(_)) => {
+            return Err(error(
+                "network",
+                "give either [bottleneck] (a dumbbell) or [network], not both",
+            ))
+        }
+        (None, None) => {
+            return Err(error(
+                "bottleneck",
+                "missing required key (or give [network])",
+            ))
+        }
+    };
     let mut flows = Vec::new();
     let mut flow_starts = Vec::new();
     for (i, Table(f)) in raw
@@ -1684,15 +1712,77 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
             format!("the scenario has no traffic: {why}"),
         ));
     }
-    Ok(Scenario {
+    let sc = Scenario {
         duration,
         seed,
         stats_interval,
         measure_start,
         measure_end,
         bottleneck,
+        network,
         flows,
         udp,
         trace,
-    })
+    };
+    check_endpoints(&sc)?;
+    Ok(sc)
+}
+
+/// With a `[network]`, the `bottleneck` the dumbbell-shaped outputs and estimates read:
+/// its first link's rate, delay and queue, nothing else.
+fn network_bottleneck(n: &Network) -> Bottleneck {
+    let (rate, delay, queue) = n.first_link();
+    Bottleneck {
+        rate,
+        delay,
+        queue,
+        bdp_rtt: None,
+        reverse_rate: None,
+        access_rate: None,
+        rate_changes: Vec::new(),
+        shaper: None,
+        reverse_queue: None,
+        reverse_shaper: None,
+    }
+}
+
+/// Every group of a `[network]` scenario names its hosts; none of a dumbbell's does.
+fn check_endpoints(sc: &Scenario) -> Result<(), ScenarioError> {
+    let groups = sc
+        .flows
+        .iter()
+        .map(|g| (&g.endpoints, g.direction))
+        .enumerate()
+        .map(|(i, e)| (format!("flows[{i}]"), e))
+        .chain(
+            sc.udp
+                .iter()
+                .map(|g| (&g.endpoints, g.direction))
+                .enumerate()
+                .map(|(i, e)| (format!("udp[{i}]"), e)),
+        );
+    for (prefix, (endpoints, direction)) in groups {
+        match (sc.network.is_some(), endpoints.is_some()) {
+            (true, false) => {
+                return Err(error(
+                    join(&prefix, "from"),
+                    "missing: in a [network] every group names its hosts (from, to)",
+                ))
+            }
+            (false, true) => {
+                return Err(error(
+                    join(&prefix, "from"),
+                    "hosts are named only in a [network] scenario, not in a dumbbell",
+                ))
+            }
+            (true, true) if direction == Direction::Reverse => {
+                return Err(error(
+                    join(&prefix, "direction"),
+                    "not in a [network]: swap from and to",
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }

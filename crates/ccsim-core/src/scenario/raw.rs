@@ -434,7 +434,8 @@ pub(super) struct RawScenario {
     pub seed: Option<Given<Seed>>,
     pub stats_interval: Option<Given<SimDuration>>,
     pub measure: Option<Table<RawMeasure>>,
-    pub bottleneck: Table<RawBottleneck>,
+    pub bottleneck: Option<Table<RawBottleneck>>,
+    pub network: Option<Table<RawNetwork>>,
     pub flows: Option<Groups<Table<RawFlow>>>,
     pub udp: Option<Groups<Table<RawUdp>>>,
     pub trace: Option<Table<RawTrace>>,
@@ -528,6 +529,9 @@ pub(super) struct RawFlow {
     pub deadline: Option<Given<SimDuration>>,
     pub deadline_control: Option<Table<RawDeadlineControl>>,
     pub direction: Option<Given<Direction>>,
+    pub from: Option<Given<Label>>,
+    pub to: Option<Given<Label>>,
+    pub path: Option<Vec<Given<Label>>>,
 }
 
 /// `deadline_control = { knob = "g", low = 0.1, high = 120, interval = "1s", gain = 0.5,
@@ -607,4 +611,40 @@ pub(super) struct RawUdp {
     pub ppv: Option<RawPpv>,
     pub name: Option<Given<Label>>,
     pub direction: Option<Given<Direction>>,
+    pub from: Option<Given<Label>>,
+    pub to: Option<Given<Label>>,
+    pub path: Option<Vec<Given<Label>>>,
+}
+
+/// `[network]`: a general network (see `super::network`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawNetwork {
+    pub kind: Option<Given<Kind>>,
+    pub nodes: Option<Vec<Given<Label>>>,
+    pub links: Option<Groups<Table<RawLink>>>,
+    pub hops: Option<Groups<Table<RawHop>>>,
+}
+
+/// One `[[network.links]]` entry.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLink {
+    pub name: Option<Given<Label>>,
+    pub from: Given<Label>,
+    pub to: Given<Label>,
+    pub rate: Given<DataRate>,
+    pub delay: Option<Given<SimDuration>>,
+    pub queue: Option<RawAlgo>,
+    pub shaper: Option<Table<RawShaper>>,
+    pub both_ways: Option<Given<Flag>>,
+}
+
+/// One hop of `[network] kind = "parking_lot"`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHop {
+    pub rate: Given<DataRate>,
+    pub delay: Option<Given<SimDuration>>,
+    pub queue: Option<RawAlgo>,
 }

@@ -130,6 +130,9 @@ pub(crate) struct TickState {
     pub(crate) serialised: f64,
 }
 
+/// Each reported link's queue counters and bytes serialised at one moment.
+pub(crate) type LinkCounters = Vec<(QueueSnapshot, f64)>;
+
 /// Counters at the measurement window's start and end.
 #[derive(Debug, Default)]
 pub(crate) struct WindowState {
@@ -139,6 +142,8 @@ pub(crate) struct WindowState {
     pub(crate) serialised: (f64, f64),
     /// Per-flow counts (see [`View::flow_counts`]).
     pub(crate) counts: (Vec<[u64; 5]>, Vec<[u64; 5]>),
+    /// Each reported link's queue counters and bytes serialised.
+    pub(crate) links: (LinkCounters, LinkCounters),
 }
 
 /// The bulk TCP flows, the last one's start, and their bytes delivered at the first
@@ -170,6 +175,10 @@ pub struct Recorders {
     pub(crate) deadline: DeadlineTrace,
     /// `[trace] pcap`: the capture of the chosen links' departures.
     pub(crate) pcap: Option<Box<Pcap>>,
+    /// The links the summary reports one by one (a `[network]`'s; none in a dumbbell).
+    pub(crate) reported: Vec<u32>,
+    /// Each flow's route through a `[network]`, as node names (empty in a dumbbell).
+    pub(crate) flow_paths: Vec<Vec<String>>,
 }
 
 impl Recorders {
@@ -241,7 +250,27 @@ impl Recorders {
             deadline: DeadlineTrace::default(),
             pcap: (!sc.trace.pcap.is_empty())
                 .then(|| Box::new(Pcap::new(&sc.trace.pcap, sc.trace.pcap_max_packets))),
+            reported: Vec::new(),
+            flow_paths: Vec::new(),
         }
+    }
+
+    /// Also summarise links `reported` one by one (by link index), and give each flow's
+    /// route (`flow_paths`, node names in flow order).
+    pub(crate) fn report_links(&mut self, reported: Vec<u32>, flow_paths: Vec<Vec<String>>) {
+        self.reported = reported;
+        self.flow_paths = flow_paths;
+    }
+
+    /// The reported links' counters now.
+    fn link_snapshots(&self, v: &View) -> LinkCounters {
+        self.reported
+            .iter()
+            .map(|&l| {
+                let link = &v.links[l as usize];
+                (link.stats.snapshot(), link.bytes_serialised(v.now_ns))
+            })
+            .collect()
     }
 
     /// Link `l`'s discipline dropped the packets in `dropped` and marked those in
@@ -339,6 +368,7 @@ impl Recorders {
         self.window.queue.0 = link.stats.snapshot();
         self.window.serialised.0 = link.bytes_serialised(v.now_ns);
         self.window.counts.0 = v.flow_counts();
+        self.window.links.0 = self.link_snapshots(v);
     }
 
     /// The measurement window closes.
@@ -348,6 +378,7 @@ impl Recorders {
         self.window.queue.1 = link.stats.snapshot();
         self.window.serialised.1 = link.bytes_serialised(v.now_ns);
         self.window.counts.1 = v.flow_counts();
+        self.window.links.1 = self.link_snapshots(v);
     }
 
     /// `(protocol, group)` of flow `i`.

@@ -3,12 +3,13 @@
 
 use crate::cc::{self};
 use crate::engine::NS_PER_SEC;
+use crate::net::link::Link;
 use crate::qdisc::QueueDisc;
 use crate::results::{
     Column, FctStats, FctSummary, FlowSummary, GroupSummary, QueueSummary, RunOutput, Summary,
     Table,
 };
-use crate::stats::jain_index;
+use crate::stats::{jain_index, QueueSnapshot};
 use crate::trace::{transfers_table, QdiscStateTrace, QueueEvents, RttSamples, Transfer};
 
 use super::recorders::{Recorders, View};
@@ -94,46 +95,25 @@ impl Recorders {
             });
         }
         let bl = &v.links[self.queue_link as usize];
-        let q0 = self.window.queue.0;
-        let q1 = self.window.queue.1;
-        let arrivals = q1.arrivals - q0.arrivals;
-        let drops = q1.drops - q0.drops;
-        let marks = q1.marks - q0.marks;
         let (s0, s1) = self.window.serialised;
-        let utilisation = (s1 - s0) * 8.0 / (bl.rate_bps as f64 * window_s);
+        let bottleneck = queue_summary(bl, self.window.queue, (s0, s1), window_s);
+        let utilisation = bottleneck.utilisation;
         let hist = bl
             .stats
             .hist
             .as_ref()
             .expect("bottleneck keeps a histogram");
-        let pct = |q: f64| {
-            if hist.is_empty() {
-                f64::NAN
-            } else {
-                hist.value_at_quantile(q) as f64 / 1e6
-            }
-        };
-        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        let bottleneck = QueueSummary {
-            name: bl.name.clone(),
-            discipline: bl.qdisc.kind().into(),
-            arrivals,
-            departures: q1.departures - q0.departures,
-            drops,
-            marks,
-            drop_probability: ratio(drops, arrivals),
-            mark_probability: ratio(marks, arrivals),
-            sojourn_mean_ms: if bl.stats.win_departures == 0 {
-                f64::NAN
-            } else {
-                bl.stats.win_sojourn_sum_ns as f64 / bl.stats.win_departures as f64 / 1e6
-            },
-            sojourn_p50_ms: pct(0.5),
-            sojourn_p90_ms: pct(0.9),
-            sojourn_p99_ms: pct(0.99),
-            utilisation,
-            bytes_departed: q1.bytes_departed - q0.bytes_departed,
-        };
+        let links = (!self.reported.is_empty()).then(|| {
+            self.reported
+                .iter()
+                .enumerate()
+                .map(|(k, &l)| {
+                    let ((q0, s0), (q1, s1)) = (self.window.links.0[k], self.window.links.1[k]);
+                    queue_summary(&v.links[l as usize], (q0, q1), (s0, s1), window_s)
+                })
+                .collect()
+        });
+        let paths = (!self.flow_paths.is_empty()).then(|| self.flow_paths.clone());
         let tcp_goodputs: Vec<f64> = flows
             .iter()
             .filter(|f| f.protocol == "tcp")
@@ -175,6 +155,8 @@ impl Recorders {
             bottleneck,
             convergence_time_s,
             fct,
+            links,
+            paths,
         };
         let mut tables = self.tables(v, &summary, hist);
         tables.push(transfers_table(&transfers, self.info.duration_ns));
@@ -547,3 +529,42 @@ fn fct_summary(transfers: &[&Transfer]) -> FctSummary {
 }
 
 // Keep the DropTail limit type reachable for tests that inspect resolved limits.
+
+/// A link's queue over the measurement window, from its counters and bytes serialised at
+/// the window's edges.
+fn queue_summary(
+    link: &Link,
+    (q0, q1): (QueueSnapshot, QueueSnapshot),
+    (s0, s1): (f64, f64),
+    window_s: f64,
+) -> QueueSummary {
+    let arrivals = q1.arrivals - q0.arrivals;
+    let drops = q1.drops - q0.drops;
+    let marks = q1.marks - q0.marks;
+    let utilisation = (s1 - s0) * 8.0 / (link.rate_bps as f64 * window_s);
+    let pct = |q: f64| match link.stats.hist.as_ref() {
+        Some(hist) if !hist.is_empty() => hist.value_at_quantile(q) as f64 / 1e6,
+        _ => f64::NAN,
+    };
+    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    QueueSummary {
+        name: link.name.clone(),
+        discipline: link.qdisc.kind().into(),
+        arrivals,
+        departures: q1.departures - q0.departures,
+        drops,
+        marks,
+        drop_probability: ratio(drops, arrivals),
+        mark_probability: ratio(marks, arrivals),
+        sojourn_mean_ms: if link.stats.win_departures == 0 {
+            f64::NAN
+        } else {
+            link.stats.win_sojourn_sum_ns as f64 / link.stats.win_departures as f64 / 1e6
+        },
+        sojourn_p50_ms: pct(0.5),
+        sojourn_p90_ms: pct(0.9),
+        sojourn_p99_ms: pct(0.99),
+        utilisation,
+        bytes_departed: q1.bytes_departed - q0.bytes_departed,
+    }
+}

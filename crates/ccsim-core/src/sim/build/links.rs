@@ -72,8 +72,12 @@ fn link_qdisc(sc: &Scenario, p: &LinkPlan, dims: &Dims) -> Result<Qdisc, Scenari
                     .map_err(|m| ScenarioError::new("bottleneck.reverse_shaper", m))
             }
         },
-        LinkRole::Bottleneck => {
-            let Some(sh) = &sc.bottleneck.shaper else {
+        LinkRole::Bottleneck | LinkRole::Network => {
+            let (shaper, shaper_path) = match p.role {
+                LinkRole::Network => (&p.shaper, p.queue_path.replace(".queue", ".shaper")),
+                _ => (&sc.bottleneck.shaper, "bottleneck.shaper".to_owned()),
+            };
+            let Some(sh) = shaper else {
                 return Ok(qd);
             };
             let peak = sh.peak.map(|r| r.bps);
@@ -84,7 +88,7 @@ fn link_qdisc(sc: &Scenario, p: &LinkPlan, dims: &Dims) -> Result<Qdisc, Scenari
             } else {
                 qdisc::build_shaped(qd, sh.sustained.bps, peak, sh.burst.bytes)
             }
-            .map_err(|m| ScenarioError::new("bottleneck.shaper", m))
+            .map_err(|m| ScenarioError::new(shaper_path, m))
         }
     }
 }

@@ -11,7 +11,8 @@
 //! 5. [`markers`]: the PPV edge markers;
 //! 6. [`schedule`]: the discipline timers, scheduled changes and first events.
 //!
-//! A new topology plugs in at stage 1; the later stages read only the plan.
+//! A new topology plugs in at stage 1 ([`network`] for a scenario's `[network]`); the
+//! later stages read only the plan.
 //!
 //! [`Topology`]: crate::net::topology::Topology
 
@@ -19,6 +20,7 @@ mod deadline;
 mod endpoints;
 mod links;
 mod markers;
+mod network;
 mod schedule;
 mod sources;
 mod topology;
@@ -51,14 +53,18 @@ impl Dims {
 /// Build the network a scenario describes, ready to run.
 pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
     let dims = check(sc)?;
-    let plan = topology::dumbbell(sc)?;
+    let plan = match &sc.network {
+        None => topology::dumbbell(sc)?,
+        Some(net) => network::network(sc, net)?,
+    };
     let (links, lines) = links::build_links(sc, &plan, &dims)?;
     let route_lists = topology::flow_routes(&plan)?;
     let path_rtts = endpoints::path_rtts(&route_lists, &links, dims.mtu_bytes);
     let (tcp, cc_names) = endpoints::tcp_flows(sc, &path_rtts)?;
     let udp = sources::udp_sources(sc, dims.n_tcp as u32);
     let (markers, marker_of) = markers::ppv_markers(sc, dims.n_flows())?;
-    let rec = Recorders::new(sc, plan.bottleneck, cc_names);
+    let mut rec = Recorders::new(sc, plan.bottleneck, cc_names);
+    rec.report_links(plan.reported.clone(), plan.flow_paths.clone());
     let mut world = World {
         sched: Scheduler::new(),
         pool: PacketPool::new(),

@@ -4,7 +4,7 @@
 //! fabric would fill the same [`NetworkPlan`].
 
 use crate::net::topology::{NodeId, Topology};
-use crate::scenario::{AlgoSpec, Direction, ParamValue, Scenario, ScenarioError};
+use crate::scenario::{AlgoSpec, Direction, ParamValue, Scenario, ScenarioError, ShaperSpec};
 
 /// Default access-link rate as a multiple of the bottleneck rate.
 const ACCESS_RATE_FACTOR: u64 = 10;
@@ -20,6 +20,8 @@ pub(super) enum LinkRole {
     BottleneckReverse,
     /// A host's access link.
     Access,
+    /// A `[network]` link: its own `shaper` applies.
+    Network,
 }
 
 /// A link as planned: what the links stage builds.
@@ -34,6 +36,8 @@ pub(super) struct LinkPlan {
     /// Keep a sojourn histogram over the measurement window.
     pub(super) stats_hist: bool,
     pub(super) role: LinkRole,
+    /// A `[network]` link's shaper (the dumbbell's come from `[bottleneck]`).
+    pub(super) shaper: Option<ShaperSpec>,
 }
 
 /// The network: nodes and links (`topo.links[i]` is planned by `links[i]`), one
@@ -45,17 +49,23 @@ pub(super) struct NetworkPlan {
     pub(super) links: Vec<LinkPlan>,
     pub(super) hosts: Vec<(NodeId, NodeId)>,
     pub(super) bottleneck: u32,
+    /// A `[network]`'s routes, as [`flow_routes`] gives them (empty: search them).
+    pub(super) routes: Vec<Vec<u32>>,
+    /// The links reported one by one in the summary (a `[network]`'s own links).
+    pub(super) reported: Vec<u32>,
+    /// Each flow's route through a `[network]`, as node names.
+    pub(super) flow_paths: Vec<Vec<String>>,
 }
 
 impl NetworkPlan {
-    fn add_link(&mut self, from: NodeId, to: NodeId, plan: LinkPlan) -> u32 {
+    pub(super) fn add_link(&mut self, from: NodeId, to: NodeId, plan: LinkPlan) -> u32 {
         self.links.push(plan);
         self.topo.add_link(from, to)
     }
 }
 
 /// A DropTail queue that never drops: the reverse path's and the access links'.
-fn ample_queue() -> AlgoSpec {
+pub(super) fn ample_queue() -> AlgoSpec {
     AlgoSpec {
         kind: "droptail".into(),
         params: [(
@@ -84,6 +94,7 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
         queue_path: path.into(),
         stats_hist: role == LinkRole::Bottleneck,
         role,
+        shaper: None,
     };
     let bottleneck = link(
         "bottleneck",
@@ -131,7 +142,7 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
 
 /// A host cannot send faster than its own link: a source asking for more would only
 /// make the simulator create (and drop) packets the wire could never carry.
-fn check_udp_rate(
+pub(super) fn check_udp_rate(
     g: &crate::scenario::UdpGroup,
     gi: usize,
     access_bps: u64,
@@ -213,6 +224,7 @@ impl Hosts {
                 queue_path: format!("{label}.access"),
                 stats_hist: false,
                 role: LinkRole::Access,
+                shaper: None,
             };
             plan.add_link(from, to, link);
         }
@@ -224,6 +236,9 @@ impl Hosts {
 /// Every flow's routes on the plan's graph: flow `f`'s forward route (sender to
 /// receiver) is route `2f`, its reverse (ACK) route `2f + 1`.
 pub(super) fn flow_routes(plan: &NetworkPlan) -> Result<Vec<Vec<u32>>, ScenarioError> {
+    if !plan.routes.is_empty() {
+        return Ok(plan.routes.clone());
+    }
     let pairs: Vec<(NodeId, NodeId)> = plan
         .hosts
         .iter()

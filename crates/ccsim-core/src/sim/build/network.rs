@@ -1,0 +1,326 @@
+//! Stage 1 for a `[network]`: its nodes and links (a generator's expanded here), then
+//! for every flow a sender and a receiver on access links of their own to its `from`
+//! and `to` nodes, and its routes: the explicit path or a fewest-hop route there, the
+//! reverse for its ACKs. See `scenario::network` for the schema.
+
+use std::collections::HashMap;
+
+use super::topology::{ample_queue, check_udp_rate, LinkPlan, LinkRole, NetworkPlan};
+use crate::net::topology::NodeId;
+use crate::scenario::{Endpoints, LinkSpec, Network, Scenario, ScenarioError};
+
+/// Default access-link rate as a multiple of the network's fastest link.
+const ACCESS_RATE_FACTOR: u64 = 10;
+
+/// The nodes declared (if any) and the links, a generator's expanded.
+fn expand(net: &Network) -> (Option<Vec<String>>, Vec<LinkSpec>) {
+    match net {
+        Network::Graph { nodes, links } => (nodes.clone(), links.clone()),
+        Network::ParkingLot { hops } => {
+            let nodes = (0..=hops.len()).map(|i| format!("r{i}")).collect();
+            let mut links = Vec::with_capacity(2 * hops.len());
+            for (i, h) in hops.iter().enumerate() {
+                let hop = LinkSpec {
+                    name: format!("hop{}", i + 1),
+                    from: format!("r{i}"),
+                    to: format!("r{}", i + 1),
+                    rate: h.rate,
+                    delay: h.delay,
+                    queue: h.queue.clone(),
+                    shaper: None,
+                    both_ways: false,
+                    key_path: format!("network.hops[{i}]"),
+                };
+                // The ACKs' direction: an ample DropTail, as the dumbbell's reverse.
+                let reverse = LinkSpec {
+                    name: format!("hop{}-reverse", i + 1),
+                    from: hop.to.clone(),
+                    to: hop.from.clone(),
+                    queue: ample_queue(),
+                    ..hop.clone()
+                };
+                links.extend([hop, reverse]);
+            }
+            (Some(nodes), links)
+        }
+    }
+}
+
+/// The network's plan: its own links first (all reported), then the flows' hosts.
+pub(super) fn network(sc: &Scenario, net: &Network) -> Result<NetworkPlan, ScenarioError> {
+    let (nodes, links) = expand(net);
+    let mut plan = NetworkPlan::default();
+    let mut node_of: HashMap<String, NodeId> = HashMap::new();
+    let declared = nodes.is_some();
+    for (i, n) in nodes.iter().flatten().enumerate() {
+        if node_of.contains_key(n) {
+            let msg = format!("duplicate node name {n:?}");
+            return Err(ScenarioError::new(format!("network.nodes[{i}]"), msg));
+        }
+        node_of.insert(n.clone(), plan.topo.add_node(n.clone()));
+    }
+    let mut link_names: HashMap<String, ()> = HashMap::new();
+    for l in &links {
+        let mut node = |key: &str, name: &String| -> Result<NodeId, ScenarioError> {
+            if let Some(&id) = node_of.get(name) {
+                return Ok(id);
+            }
+            if declared {
+                let msg = format!("no node named {name:?} in network.nodes");
+                return Err(ScenarioError::new(format!("{}.{key}", l.key_path), msg));
+            }
+            let id = plan.topo.add_node(name.clone());
+            node_of.insert(name.clone(), id);
+            Ok(id)
+        };
+        let (from, to) = (node("from", &l.from)?, node("to", &l.to)?);
+        if from == to {
+            let msg = "a link joins two different nodes, got the same twice";
+            return Err(ScenarioError::new(format!("{}.to", l.key_path), msg));
+        }
+        let mut ways = vec![(from, to, l.name.clone())];
+        if l.both_ways {
+            ways.push((to, from, format!("{}-reverse", l.name)));
+        }
+        for (a, b, name) in ways {
+            if link_names.insert(name.clone(), ()).is_some() {
+                let msg = format!("duplicate link name {name:?}");
+                return Err(ScenarioError::new(format!("{}.name", l.key_path), msg));
+            }
+            plan.add_link(a, b, link_plan(l, name));
+        }
+    }
+    plan.reported = (0..plan.links.len() as u32).collect();
+    add_flows(sc, plan, &node_of)
+}
+
+fn link_plan(l: &LinkSpec, name: String) -> LinkPlan {
+    LinkPlan {
+        name,
+        rate_bps: l.rate.bps,
+        delay_ns: l.delay.ns,
+        queue: l.queue.clone(),
+        queue_path: format!("{}.queue", l.key_path),
+        stats_hist: true,
+        role: LinkRole::Network,
+        shaper: l.shaper,
+    }
+}
+
+/// One group's hosts and route, both ways, as link indices of the network's own links.
+struct GroupRoute {
+    forward: Vec<u32>,
+    back: Vec<u32>,
+    /// The propagation delay there and back.
+    delay_ns: u64,
+    nodes: Vec<String>,
+    ends: (NodeId, NodeId),
+}
+
+/// Every flow's sender and receiver, access links and routes.
+fn add_flows(
+    sc: &Scenario,
+    mut plan: NetworkPlan,
+    node_of: &HashMap<String, NodeId>,
+) -> Result<NetworkPlan, ScenarioError> {
+    let fastest = plan.links.iter().map(|l| l.rate_bps).max().unwrap_or(0);
+    let default_access = fastest.saturating_mul(ACCESS_RATE_FACTOR);
+    let tcp = sc.flows.iter().enumerate().map(|(gi, g)| {
+        let rtts: Vec<u64> = g.drawn.iter().map(|d| d.rtt.ns).collect();
+        (
+            format!("flows[{gi}]"),
+            format!("tcp{gi}"),
+            &g.endpoints,
+            g.access_rate,
+            rtts,
+        )
+    });
+    let udp = sc.udp.iter().enumerate().map(|(gi, g)| {
+        let rtts: Vec<u64> = g.drawn.iter().map(|d| d.rtt.ns).collect();
+        (
+            format!("udp[{gi}]"),
+            format!("udp{gi}"),
+            &g.endpoints,
+            g.access_rate,
+            rtts,
+        )
+    });
+    for (prefix, label, endpoints, access, rtts) in tcp.chain(udp) {
+        let e = endpoints
+            .as_ref()
+            .expect("a [network] group names its hosts");
+        let route = group_route(&plan, node_of, e, &prefix)?;
+        let access_bps = access.map_or(default_access, |r| r.bps);
+        if let Some(gi) = prefix.strip_prefix("udp[") {
+            let gi: usize = gi.trim_end_matches(']').parse().expect("udp index");
+            check_udp_rate(&sc.udp[gi], gi, access_bps)?;
+        }
+        for (k, rtt_ns) in rtts.into_iter().enumerate() {
+            let extra = rtt_ns.checked_sub(route.delay_ns).ok_or_else(|| {
+                ScenarioError::new(
+                    format!("{prefix}.rtt"),
+                    format!(
+                        "the base RTT must be at least the route's propagation delay there \
+                         and back ({} ms), got {} ms",
+                        route.delay_ns as f64 / 1e6,
+                        rtt_ns as f64 / 1e6
+                    ),
+                )
+            })?;
+            add_host_pair(
+                &mut plan,
+                &route,
+                format!("{label}.{k}"),
+                extra / 2,
+                access_bps,
+            );
+        }
+    }
+    Ok(plan)
+}
+
+/// A flow's sender and receiver on their own access links (the sender's and its ACKs'
+/// carrying `access_delay_ns` each), and its routes.
+fn add_host_pair(
+    plan: &mut NetworkPlan,
+    route: &GroupRoute,
+    label: String,
+    access_delay_ns: u64,
+    access_bps: u64,
+) {
+    let s = plan.topo.add_node(format!("{label}-sender"));
+    let r = plan.topo.add_node(format!("{label}-receiver"));
+    let (near, far) = route.ends;
+    let mut ids = [0u32; 4];
+    for (j, (from, to, delay_ns, nm)) in [
+        (s, near, access_delay_ns, "access-up"),
+        (far, r, 0, "access-down"),
+        (r, far, 0, "access-ack-up"),
+        (near, s, access_delay_ns, "access-ack-down"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let link = LinkPlan {
+            name: format!("{label}-{nm}"),
+            rate_bps: access_bps,
+            delay_ns,
+            queue: ample_queue(),
+            queue_path: format!("{label}.access"),
+            stats_hist: false,
+            role: LinkRole::Access,
+            shaper: None,
+        };
+        ids[j] = plan.add_link(from, to, link);
+    }
+    let with_access = |up: u32, core: &[u32], down: u32| {
+        let mut v = Vec::with_capacity(core.len() + 2);
+        v.push(up);
+        v.extend_from_slice(core);
+        v.push(down);
+        v
+    };
+    plan.routes
+        .push(with_access(ids[0], &route.forward, ids[1]));
+    plan.routes.push(with_access(ids[2], &route.back, ids[3]));
+    plan.hosts.push((s, r));
+    plan.flow_paths.push(route.nodes.clone());
+}
+
+/// A group's route there (its explicit path or a fewest-hop route) and back.
+fn group_route(
+    plan: &NetworkPlan,
+    node_of: &HashMap<String, NodeId>,
+    e: &Endpoints,
+    prefix: &str,
+) -> Result<GroupRoute, ScenarioError> {
+    let err = |key: &str, msg: String| ScenarioError::new(format!("{prefix}.{key}"), msg);
+    let node = |key: &str, name: &String| {
+        node_of
+            .get(name)
+            .copied()
+            .ok_or_else(|| err(key, format!("no node named {name:?} in the network")))
+    };
+    let (src, dst) = (node("from", &e.from)?, node("to", &e.to)?);
+    if src == dst {
+        return Err(err("to", format!("must differ from from ({:?})", e.from)));
+    }
+    let (forward, back) = match &e.path {
+        Some(names) => explicit_route(plan, names, &node, &err)?,
+        None => {
+            let forward = plan
+                .topo
+                .route(src, dst)
+                .ok_or_else(|| err("to", format!("no route from {:?} to {:?}", e.from, e.to)))?;
+            let back = plan.topo.route(dst, src).ok_or_else(|| {
+                err(
+                    "from",
+                    format!("no route back from {:?} to {:?} for the ACKs", e.to, e.from),
+                )
+            })?;
+            (forward, back)
+        }
+    };
+    let delay_ns = forward
+        .iter()
+        .chain(&back)
+        .map(|&l| plan.links[l as usize].delay_ns)
+        .sum();
+    let mut nodes = vec![e.from.clone()];
+    for &l in &forward {
+        let to = plan.topo.links[l as usize].to;
+        nodes.push(plan.topo.node_names[to as usize].clone());
+    }
+    Ok(GroupRoute {
+        forward,
+        back,
+        delay_ns,
+        nodes,
+        ends: (src, dst),
+    })
+}
+
+type RouteBothWays = (Vec<u32>, Vec<u32>);
+
+/// An explicit path's links, and the reversed path's for the ACKs: each step must be a
+/// link, and no node may be visited twice.
+fn explicit_route(
+    plan: &NetworkPlan,
+    names: &[String],
+    node: &dyn Fn(&str, &String) -> Result<NodeId, ScenarioError>,
+    err: &dyn Fn(&str, String) -> ScenarioError,
+) -> Result<RouteBothWays, ScenarioError> {
+    let mut ids = Vec::with_capacity(names.len());
+    for (i, n) in names.iter().enumerate() {
+        let id = node(&format!("path[{i}]"), n)?;
+        if ids.contains(&id) {
+            return Err(err(
+                &format!("path[{i}]"),
+                format!("visits {n:?} twice (a loop)"),
+            ));
+        }
+        ids.push(id);
+    }
+    let link = |a: usize, b: usize, why: &str| {
+        let (x, y) = (ids[a], ids[b]);
+        let found = plan
+            .topo
+            .links
+            .iter()
+            .position(|l| l.from == x && l.to == y);
+        found.map(|l| l as u32).ok_or_else(|| {
+            err(
+                &format!("path[{}]", a.max(b)),
+                format!("no link from {:?} to {:?}{why}", names[a], names[b]),
+            )
+        })
+    };
+    let forward = (1..ids.len())
+        .map(|i| link(i - 1, i, ""))
+        .collect::<Result<_, _>>()?;
+    let back = (1..ids.len())
+        .rev()
+        .map(|i| link(i, i - 1, " (the ACKs take the path back)"))
+        .collect::<Result<_, _>>()?;
+    Ok((forward, back))
+}
