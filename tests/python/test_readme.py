@@ -140,10 +140,11 @@ def _toml(block: Block, scratch: Path, index: int) -> None:
     doc = tomllib.loads(block.code)
     if SWEEP_KEYS & doc.keys() and not {"duration", "bottleneck"} & doc.keys():
         _sweep(block, scratch, index)
-    elif "duration" in doc and "bottleneck" in doc:
-        ccsim.validate(doc)  # a complete scenario
+    elif "duration" in doc and {"bottleneck", "network"} & doc.keys():
+        ccsim.validate(doc)  # a complete scenario (a dumbbell or a network)
     else:  # a fragment of a scenario: complete it and validate
-        scenario = {"duration": "60s", "bottleneck": {"rate": "10Mbps"}, **doc}
+        link = {} if "network" in doc else {"bottleneck": {"rate": "10Mbps"}}
+        scenario = {"duration": "60s", **link, **doc}
         ccsim.validate(scenario)
 
 
