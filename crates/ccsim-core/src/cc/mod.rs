@@ -180,6 +180,33 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// The ACK was probably delayed (Linux `FLAG_ACK_MAYBE_DELAYED`).
     pub is_ack_delayed: bool,
+    /// Packets in flight when the sampled packet was sent, itself included (Linux
+    /// `rs->tx_in_flight`, BBRv3's `tcp_set_tx_in_flight`).
+    pub tx_in_flight: u32,
+    /// Packets marked lost over the sample's interval: `tp->lost` now minus its value when
+    /// the sampled packet was sent (BBRv3's `rs->lost`; -1 with no timing information).
+    pub lost: i64,
+    /// Packets delivered with ECE over the interval (Linux `rs->delivered_ce`).
+    pub delivered_ce: i64,
+    /// `tp->delivered_ce` and `tp->lost` when the sampled packet was sent.
+    pub prior_delivered_ce: u64,
+    pub prior_lost: u64,
+    /// The ACK carried ECN-Echo (Linux `rs->is_ece`, `FLAG_ECE`).
+    pub is_ece: bool,
+}
+
+/// What a controller learns about a packet the sender has just marked lost (BBRv3's
+/// `skb_marked_lost(sk, skb)` hook reads these fields of the skb's `tx` snapshot).
+#[derive(Debug, Clone, Copy)]
+pub struct LostSkb {
+    /// Packets in flight when it was (last) sent, itself included (`tx.in_flight`).
+    pub tx_in_flight: u32,
+    /// `tp->lost` when it was sent (`tx.lost`).
+    pub tx_lost: u64,
+    /// It was sent while the flow was application-limited (`tx.is_app_limited`).
+    pub is_app_limited: bool,
+    /// Its snapshot still holds a `delivered_mstamp` (Linux: not zeroed by a SACK).
+    pub has_delivered_mstamp: bool,
 }
 
 impl Default for RateSample {
@@ -198,6 +225,12 @@ impl Default for RateSample {
             is_app_limited: false,
             is_retrans: false,
             is_ack_delayed: false,
+            tx_in_flight: 0,
+            lost: 0,
+            delivered_ce: 0,
+            prior_delivered_ce: 0,
+            prior_lost: 0,
+            is_ece: false,
         }
     }
 }
@@ -273,6 +306,10 @@ pub trait CongestionControl {
     /// Linux `.cong_control`: on every ACK, set cwnd (and `tp.pacing_rate`) from the rate
     /// sample, in place of `cong_avoid`/PRR (`tcp_cong_control`).
     fn cong_control(&mut self, _tp: &mut CcState, _rs: &RateSample) {}
+    /// BBRv3's `.skb_marked_lost`: the sender has just marked a packet lost (`tp.lost`
+    /// already counts it; `tcp_notify_skb_loss_event`). Called only for flows that sample
+    /// delivery rates (the snapshot lives there).
+    fn skb_marked_lost(&mut self, _tp: &mut CcState, _skb: &LostSkb) {}
 }
 
 /// The congestion controllers ccsim knows, dispatched statically.
@@ -395,6 +432,9 @@ impl CongestionControl for Cc {
     #[inline]
     fn cong_control(&mut self, tp: &mut CcState, rs: &RateSample) {
         each_cc!(self, c => c.cong_control(tp, rs))
+    }
+    fn skb_marked_lost(&mut self, tp: &mut CcState, skb: &LostSkb) {
+        each_cc!(self, c => c.skb_marked_lost(tp, skb))
     }
 }
 
