@@ -18,6 +18,7 @@
 
 pub mod abe;
 pub mod bbr;
+pub mod bbr3;
 pub mod cdg;
 pub mod cubic;
 pub mod dctcp;
@@ -325,6 +326,7 @@ pub enum Cc {
     Vegas(vegas::Vegas),
     Prague(prague::Prague),
     Bbr(bbr::Bbr),
+    Bbr3(bbr3::Bbr3),
 }
 
 macro_rules! each_cc {
@@ -338,6 +340,7 @@ macro_rules! each_cc {
             Cc::Vegas($c) => $body,
             Cc::Prague($c) => $body,
             Cc::Bbr($c) => $body,
+            Cc::Bbr3($c) => $body,
         }
     };
 }
@@ -354,6 +357,7 @@ impl Cc {
             Cc::Vegas(_) => "vegas",
             Cc::Prague(_) => "prague",
             Cc::Bbr(_) => "bbr",
+            Cc::Bbr3(_) => "bbr3",
         }
     }
 
@@ -364,6 +368,7 @@ impl Cc {
         match self {
             Cc::Cdg(c) => c.seed_rng(rng),
             Cc::Bbr(c) => c.seed_rng(rng),
+            Cc::Bbr3(c) => c.seed_rng(rng),
             _ => {}
         }
     }
@@ -440,7 +445,7 @@ impl CongestionControl for Cc {
 
 /// Names accepted in `cc = ...` (`reno` is an alias of `newreno`).
 pub const KNOWN_KINDS: &[&str] = &[
-    "newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "bbr", "prague",
+    "newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "bbr", "bbr3", "prague",
 ];
 
 /// Seed of CDG's random stream until the simulator passes a per-flow one
@@ -466,6 +471,7 @@ pub fn build(spec: &AlgoSpec, path: &str) -> Result<Cc, ScenarioError> {
         "vegas" => Cc::Vegas(vegas::Vegas::default()),
         "prague" => Cc::Prague(prague::Prague::default()),
         "bbr" => Cc::Bbr(bbr::Bbr::new(DEFAULT_CC_SEED)),
+        "bbr3" => Cc::Bbr3(bbr3::Bbr3::new(DEFAULT_CC_SEED)),
         other => {
             return Err(ScenarioError::new(
                 format!("{path}.kind"),

@@ -1,0 +1,1 @@
+//! Unit tests of BBRv3 (see below).
