@@ -107,7 +107,7 @@ pub enum AckPhase {
 /// How a parameter's value is written and stored.
 #[derive(Debug, Clone, Copy)]
 pub enum ParamKind {
-    /// A plain number stored in 1/256 (Linux `BBR_UNIT`), within `[lo, hi]`.
+    /// A plain number stored in 1/256 (Linux `BBR_UNIT`, truncated), within `[lo, hi]`.
     Scaled {
         lo: f64,
         hi: f64,
@@ -154,7 +154,7 @@ const fn dur(lo_us: u64, hi_us: u64, quantum_us: u64) -> ParamKind {
 const HOUR_US: u64 = 3_600_000_000;
 
 /// Every tunable of `tcp_bbr.c` (v3) with the source's default, plus ccsim's two ECN
-/// switches (`ecn_low`, `ect1`). Scaled values are rounded to 1/256 as Linux's
+/// switches (`ecn_low`, `ect1`). Scaled values are truncated to 1/256 as Linux's
 /// `BBR_UNIT * a / b` constants are (so `beta = 0.3` is 76/256, Linux's value).
 pub const PARAMS: &[ParamDef] = &[
     ParamDef { name: "min_rtt_win", default: "10s", unit: "s", kind: dur(1_000, HOUR_US, 1_000), help: "window of the min_rtt filter (bbr_min_rtt_win_sec)" },
@@ -297,7 +297,8 @@ fn parse_value(path: &str, def: &ParamDef, value: &ParamValue) -> Result<Parsed,
         ParamKind::Scaled { lo, hi } => {
             let what = format!("a number in [{lo}, {hi}]");
             let x = number_where(path, name, value, &what, |x| (lo..=hi).contains(&x))?;
-            Ok(Parsed::Int((x * f64::from(BBR_UNIT)).round() as u64))
+            // Truncated, as Linux's integer `BBR_UNIT * a / b` constants are.
+            Ok(Parsed::Int((x * f64::from(BBR_UNIT) + 1e-9).floor() as u64))
         }
         ParamKind::Count { lo, hi } => {
             let what = format!("an integer in [{lo}, {hi}]");
