@@ -52,16 +52,17 @@
 //!   rates is done in 128 bits or saturates.
 //!
 //! Parameters: every tunable of the source, with its default, is listed once in
-//! [`PARAMS`] (name, default, unit, range, help) and parsed by [`Bbr3Params::set`].
+//! [`TABLE`] (name, default, range, help), read through [`params::set`] into [`Bbr3Config`].
 
 use super::bbr::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
 use super::{
-    boolean, number_where, param_error, shown, unknown_param, CaEvent, CaState, CcState,
-    CongestionControl, LostSkb, RateSample, ReductionCause, INFINITE_SSTHRESH,
+    CaEvent, CaState, CcState, CongestionControl, LostSkb, RateSample, ReductionCause,
+    INFINITE_SSTHRESH,
 };
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::net::packet::Ecn;
-use crate::scenario::{ParamValue, ScenarioError, SimDuration};
+use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
+use crate::scenario::{ParamValue, ScenarioError};
 
 /// "No bound yet" (Linux `~0U`).
 const UNSET: u32 = u32::MAX;
@@ -104,102 +105,11 @@ pub enum AckPhase {
 
 // ----- parameters ---------------------------------------------------------------------
 
-/// How a parameter's value is written and stored.
-#[derive(Debug, Clone, Copy)]
-pub enum ParamKind {
-    /// A plain number stored in 1/256 (Linux `BBR_UNIT`, truncated), within `[lo, hi]`.
-    Scaled {
-        lo: f64,
-        hi: f64,
-    },
-    /// A whole number within `[lo, hi]`.
-    Count {
-        lo: u32,
-        hi: u32,
-    },
-    /// A duration (`"2s"`), stored in µs, a whole multiple of `quantum_us`, within
-    /// `[lo_us, hi_us]`.
-    Duration {
-        lo_us: u64,
-        hi_us: u64,
-        quantum_us: u64,
-    },
-    Bool,
-}
-
-/// One tunable: the source's name (without `bbr_`), its default as the source writes it,
-/// its unit, range and meaning. The parameter-table rewrite can take these as they are.
-#[derive(Debug, Clone, Copy)]
-pub struct ParamDef {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub unit: &'static str,
-    pub kind: ParamKind,
-    pub help: &'static str,
-}
-
-const fn scaled(lo: f64, hi: f64) -> ParamKind {
-    ParamKind::Scaled { lo, hi }
-}
-const fn count(lo: u32, hi: u32) -> ParamKind {
-    ParamKind::Count { lo, hi }
-}
-const fn dur(lo_us: u64, hi_us: u64, quantum_us: u64) -> ParamKind {
-    ParamKind::Duration {
-        lo_us,
-        hi_us,
-        quantum_us,
-    }
-}
-const HOUR_US: u64 = 3_600_000_000;
-
-/// Every tunable of `tcp_bbr.c` (v3) with the source's default, plus ccsim's two ECN
-/// switches (`ecn_low`, `ect1`). Scaled values are truncated to 1/256 as Linux's
-/// `BBR_UNIT * a / b` constants are (so `beta = 0.3` is 76/256, Linux's value).
-pub const PARAMS: &[ParamDef] = &[
-    ParamDef { name: "min_rtt_win", default: "10s", unit: "s", kind: dur(1_000, HOUR_US, 1_000), help: "window of the min_rtt filter (bbr_min_rtt_win_sec)" },
-    ParamDef { name: "probe_rtt_mode", default: "200ms", unit: "ms", kind: dur(0, HOUR_US, 1_000), help: "least time at the PROBE_RTT cwnd; 0 turns PROBE_RTT off (bbr_probe_rtt_mode_ms)" },
-    ParamDef { name: "probe_rtt_win", default: "5s", unit: "ms", kind: dur(1_000, HOUR_US, 1_000), help: "window of the probe_rtt_min_us filter, the usual interval between PROBE_RTTs (bbr_probe_rtt_win_ms)" },
-    ParamDef { name: "probe_rtt_cwnd_gain", default: "0.5 (128/256)", unit: "x BDP", kind: scaled(0.0, 4.0), help: "cwnd in PROBE_RTT as a fraction of the BDP (bbr_probe_rtt_cwnd_gain)" },
-    ParamDef { name: "tso_rtt_shift", default: "9", unit: "log2 µs", kind: count(0, 31), help: "halve the min-RTT-based TSO allowance per 2^shift µs of min RTT; 0 = no allowance (bbr_tso_rtt_shift)" },
-    ParamDef { name: "pacing_margin_percent", default: "1", unit: "%", kind: count(0, 99), help: "pace this far below the estimated bandwidth (bbr_pacing_margin_percent)" },
-    ParamDef { name: "startup_pacing_gain", default: "2.77 (710/256)", unit: "x bw", kind: scaled(1.0, 16.0), help: "pacing gain in STARTUP, 4 ln 2 (bbr_startup_pacing_gain)" },
-    ParamDef { name: "startup_cwnd_gain", default: "2 (512/256)", unit: "x BDP", kind: scaled(1.0, 16.0), help: "cwnd gain in STARTUP and DRAIN (bbr_startup_cwnd_gain)" },
-    ParamDef { name: "drain_gain", default: "0.347 (88/256)", unit: "x bw", kind: scaled(0.01, 1.0), help: "pacing gain in DRAIN (bbr_drain_gain)" },
-    ParamDef { name: "cwnd_gain", default: "2 (512/256)", unit: "x BDP", kind: scaled(1.0, 16.0), help: "cwnd gain in PROBE_BW (bbr_cwnd_gain)" },
-    ParamDef { name: "probe_up_pacing_gain", default: "1.25 (320/256)", unit: "x bw", kind: scaled(1.0, 16.0), help: "pacing gain of PROBE_BW's UP phase (bbr_pacing_gain[BBR_BW_PROBE_UP])" },
-    ParamDef { name: "probe_down_pacing_gain", default: "0.91 (232/256)", unit: "x bw", kind: scaled(0.01, 1.0), help: "pacing gain of PROBE_BW's DOWN phase (bbr_pacing_gain[BBR_BW_PROBE_DOWN])" },
-    ParamDef { name: "cwnd_min_target", default: "4", unit: "packets", kind: count(1, 1000), help: "least cwnd (bbr_cwnd_min_target)" },
-    ParamDef { name: "full_bw_thresh", default: "1.25 (320/256)", unit: "x", kind: scaled(1.0, 16.0), help: "bandwidth growth that means the pipe may not be full (bbr_full_bw_thresh)" },
-    ParamDef { name: "full_bw_cnt", default: "3", unit: "rounds", kind: count(1, 3), help: "rounds without that growth that mean it is (bbr_full_bw_cnt; a 2-bit field)" },
-    ParamDef { name: "extra_acked_gain", default: "1 (256/256)", unit: "x", kind: scaled(0.0, 16.0), help: "gain on the ACK-aggregation estimate added to cwnd (bbr_extra_acked_gain)" },
-    ParamDef { name: "extra_acked_win_rtts", default: "5", unit: "rounds", kind: count(1, 31), help: "window of the extra_acked filter (bbr_extra_acked_win_rtts)" },
-    ParamDef { name: "extra_acked_max", default: "100ms", unit: "µs", kind: dur(0, HOUR_US, 1), help: "cap of the aggregation cwnd, as time at the estimated bandwidth (bbr_extra_acked_max_us)" },
-    ParamDef { name: "precise_ece_ack", default: "true", unit: "", kind: ParamKind::Bool, help: "receiver echoes CE precisely, DCTCP's way (bbr_precise_ece_ack)" },
-    ParamDef { name: "ecn_max_rtt", default: "5ms", unit: "µs", kind: dur(0, HOUR_US, 1), help: "use the ECN logic only when min RTT is at most this; 0 = at any RTT (bbr_ecn_max_rtt_us)" },
-    ParamDef { name: "beta", default: "0.3 (76/256)", unit: "", kind: scaled(0.0, 1.0), help: "multiplicative cut of bw_lo and inflight_lo per round with loss; 0 = no loss response (bbr_beta)" },
-    ParamDef { name: "ecn_alpha_gain", default: "1/16 (16/256)", unit: "", kind: scaled(0.0, 1.0), help: "EWMA gain of ecn_alpha (bbr_ecn_alpha_gain)" },
-    ParamDef { name: "ecn_alpha_init", default: "1 (256/256)", unit: "", kind: scaled(0.0, 1.0), help: "initial ecn_alpha (bbr_ecn_alpha_init)" },
-    ParamDef { name: "ecn_factor", default: "1/3 (85/256)", unit: "", kind: scaled(0.0, 1.0), help: "on CE, inflight_lo *= 1 - ecn_factor x ecn_alpha; 0 = no ECN response (bbr_ecn_factor)" },
-    ParamDef { name: "ecn_thresh", default: "0.5 (128/256)", unit: "", kind: scaled(0.0, 1.0), help: "CE fraction that means probing went too far; 0 = off (bbr_ecn_thresh)" },
-    ParamDef { name: "ecn_reprobe_gain", default: "0.5 (128/256)", unit: "x inflight_hi", kind: scaled(0.0, 4.0), help: "after a cycle with CE but no loss, probe again at once with this first increment; 0 = off (bbr_ecn_reprobe_gain)" },
-    ParamDef { name: "loss_thresh", default: "0.02 (5/256)", unit: "", kind: scaled(0.0, 0.99), help: "loss rate that means probing went too far (bbr_loss_thresh)" },
-    ParamDef { name: "loss_probe_recovery", default: "true", unit: "", kind: ParamKind::Bool, help: "slow down for a loss repaired by a TLP (bbr_loss_probe_recovery; no TLP in ccsim)" },
-    ParamDef { name: "full_loss_cnt", default: "6", unit: "loss events", kind: count(0, 15), help: "leave STARTUP after this many losses in a Recovery round above loss_thresh; 0 = off (bbr_full_loss_cnt)" },
-    ParamDef { name: "full_ecn_cnt", default: "2", unit: "rounds", kind: count(0, 3), help: "leave STARTUP after this many rounds with CE above ecn_thresh; 0 = off (bbr_full_ecn_cnt)" },
-    ParamDef { name: "inflight_headroom", default: "0.15 (38/256)", unit: "x inflight_hi", kind: scaled(0.0, 1.0), help: "headroom left below inflight_hi after high loss/CE (bbr_inflight_headroom)" },
-    ParamDef { name: "bw_probe_cwnd_gain", default: "1", unit: "1/4", kind: count(0, 3), help: "cwnd gain added in PROBE_UP, in quarters (bbr_bw_probe_cwnd_gain)" },
-    ParamDef { name: "bw_probe_max_rounds", default: "63", unit: "rounds", kind: count(0, 255), help: "most packet-timed rounds between bandwidth probes (Reno coexistence) (bbr_bw_probe_max_rounds)" },
-    ParamDef { name: "bw_probe_rand_rounds", default: "2", unit: "rounds", kind: count(1, 255), help: "rounds_since_probe starts at a random 0..n-1 (bbr_bw_probe_rand_rounds)" },
-    ParamDef { name: "bw_probe_base", default: "2s", unit: "µs", kind: dur(0, HOUR_US, 1), help: "least wall-clock time between bandwidth probes (bbr_bw_probe_base_us)" },
-    ParamDef { name: "bw_probe_rand", default: "1s", unit: "µs", kind: dur(1, HOUR_US, 1), help: "plus a random 0..this (bbr_bw_probe_rand_us)" },
-    ParamDef { name: "ecn_low", default: "true", unit: "", kind: ParamKind::Bool, help: "ccsim: the route is a shallow-threshold ECN one (Linux RTAX_FEATURE_ECN_LOW, TCP_ECN_LOW); with ecn = true the ECN logic is used" },
-    ParamDef { name: "ect1", default: "false", unit: "", kind: ParamKind::Bool, help: "ccsim: send ECT(1) instead of the source's ECT(0) (for an L4S queue)" },
-];
-
-/// The tunables, in Linux's units (gains in 1/256, times in µs or ms as the source).
+/// BBRv3's configuration: the values of its [`TABLE`] in Linux's units (gains in 1/256,
+/// times in µs or ms as the source), kept apart from the per-flow state (as quinn's
+/// `congestion/cubic.rs` does).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Bbr3Params {
+pub struct Bbr3Config {
     pub min_rtt_win_ms: u64,
     pub probe_rtt_mode_ms: u64,
     pub probe_rtt_win_ms: u64,
@@ -240,10 +150,10 @@ pub struct Bbr3Params {
     pub ect1: bool,
 }
 
-impl Default for Bbr3Params {
+impl Default for Bbr3Config {
     /// The source's constants, written as it writes them.
     fn default() -> Self {
-        Bbr3Params {
+        Bbr3Config {
             min_rtt_win_ms: 10 * 1000,
             probe_rtt_mode_ms: 200,
             probe_rtt_win_ms: 5000,
@@ -285,112 +195,369 @@ impl Default for Bbr3Params {
     }
 }
 
-/// A parsed value: scaled (1/256), count, µs, or bool.
-enum Parsed {
-    Int(u64),
-    Bool(bool),
-}
+/// The longest duration a parameter takes, in µs.
+const HOUR_US: u64 = 3_600_000_000;
 
-fn parse_value(path: &str, def: &ParamDef, value: &ParamValue) -> Result<Parsed, ScenarioError> {
-    let name = def.name;
-    match def.kind {
-        ParamKind::Scaled { lo, hi } => {
-            let what = format!("a number in [{lo}, {hi}]");
-            let x = number_where(path, name, value, &what, |x| (lo..=hi).contains(&x))?;
-            // Truncated, as Linux's integer `BBR_UNIT * a / b` constants are.
-            Ok(Parsed::Int((x * f64::from(BBR_UNIT) + 1e-9).floor() as u64))
-        }
-        ParamKind::Count { lo, hi } => {
-            let what = format!("an integer in [{lo}, {hi}]");
-            let x = number_where(path, name, value, &what, |x| {
-                x.fract() == 0.0 && x >= f64::from(lo) && x <= f64::from(hi)
-            })?;
-            Ok(Parsed::Int(x as u64))
-        }
-        ParamKind::Duration {
-            lo_us,
-            hi_us,
-            quantum_us,
-        } => {
-            let ok = |us: u64| us >= lo_us && us <= hi_us && us.is_multiple_of(quantum_us);
-            if let ParamValue::Str(s) = value {
-                if let Ok(d) = SimDuration::parse(s) {
-                    if d.ns.is_multiple_of(1000) && ok(d.ns / 1000) {
-                        return Ok(Parsed::Int(d.ns / 1000));
-                    }
-                }
-            }
-            let unit = if quantum_us >= 1000 { "ms" } else { "µs" };
-            Err(param_error(
-                path,
-                name,
-                format!(
-                    "expected a duration like \"{}\" (whole {unit}), got {}",
-                    def.default,
-                    shown(value)
-                ),
-            ))
-        }
-        ParamKind::Bool => boolean(path, name, value).map(Parsed::Bool),
-    }
-}
+/// bbr3's parameters: every tunable of `tcp_bbr.c` (v3) with the source's default, plus
+/// ccsim's two ECN switches (`ecn_low`, `ect1`). Gains are truncated to 1/256 as Linux's
+/// `BBR_UNIT * a / b` constants are (so `beta = 0.3` is 76/256, Linux's value); durations
+/// are kept in the source's units (ms or µs) and must be whole ones.
+pub const TABLE: Algorithm<Settable<Bbr3>> = Algorithm {
+    name: "bbr3",
+    aliases: &[],
+    family: Family::CongestionControl,
+    summary: "BBRv3: BBR with loss and ECN bounds (inflight_hi/lo, bw_lo) and the DOWN/CRUISE/REFILL/UP probing cycle",
+    reference: "Linux net/ipv4/tcp_bbr.c (v3, google/bbr v3 branch); IETF draft-ietf-ccwg-bbr",
+    params: &[
+        Settable {
+            param: Param {
+                name: "min_rtt_win",
+                kind: Kind::Duration { what: Some("a duration like \"10s\" (whole ms)"), ok: |ns| ns.is_multiple_of(1000) && (1_000..=HOUR_US).contains(&(ns / 1000)) && (ns / 1000).is_multiple_of(1_000) },
+                default: "\"10s\"",
+                help: "window of the min_rtt filter (bbr_min_rtt_win_sec)",
+            },
+            set: |c, v| c.cfg.min_rtt_win_ms = v.ns() / 1_000_000,
+        },
+        Settable {
+            param: Param {
+                name: "probe_rtt_mode",
+                kind: Kind::Duration { what: Some("a duration like \"200ms\" (whole ms)"), ok: |ns| ns.is_multiple_of(1000) && (0..=HOUR_US).contains(&(ns / 1000)) && (ns / 1000).is_multiple_of(1_000) },
+                default: "\"200ms\"",
+                help: "least time at the PROBE_RTT cwnd; 0 turns PROBE_RTT off (bbr_probe_rtt_mode_ms)",
+            },
+            set: |c, v| c.cfg.probe_rtt_mode_ms = v.ns() / 1_000_000,
+        },
+        Settable {
+            param: Param {
+                name: "probe_rtt_win",
+                kind: Kind::Duration { what: Some("a duration like \"5s\" (whole ms)"), ok: |ns| ns.is_multiple_of(1000) && (1_000..=HOUR_US).contains(&(ns / 1000)) && (ns / 1000).is_multiple_of(1_000) },
+                default: "\"5s\"",
+                help: "window of the probe_rtt_min_us filter, the usual interval between PROBE_RTTs (bbr_probe_rtt_win_ms)",
+            },
+            set: |c, v| c.cfg.probe_rtt_win_ms = v.ns() / 1_000_000,
+        },
+        Settable {
+            param: Param {
+                name: "probe_rtt_cwnd_gain",
+                kind: Kind::Number { what: "a number in [0, 4]", ok: |x| (0.0..=4.0).contains(&x) },
+                default: "0.5 (128/256)",
+                help: "cwnd in PROBE_RTT as a fraction of the BDP (bbr_probe_rtt_cwnd_gain)",
+            },
+            set: |c, v| c.cfg.probe_rtt_cwnd_gain = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "tso_rtt_shift",
+                kind: Kind::Integer { lo: 0, hi: 31 },
+                default: "9",
+                help: "halve the min-RTT-based TSO allowance per 2^shift µs of min RTT; 0 = no allowance (bbr_tso_rtt_shift)",
+            },
+            set: |c, v| c.cfg.tso_rtt_shift = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "pacing_margin_percent",
+                kind: Kind::Integer { lo: 0, hi: 99 },
+                default: "1",
+                help: "pace this far below the estimated bandwidth (bbr_pacing_margin_percent)",
+            },
+            set: |c, v| c.cfg.pacing_margin_percent = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "startup_pacing_gain",
+                kind: Kind::Number { what: "a number in [1, 16]", ok: |x| (1.0..=16.0).contains(&x) },
+                default: "2.77 (710/256)",
+                help: "pacing gain in STARTUP, 4 ln 2 (bbr_startup_pacing_gain)",
+            },
+            set: |c, v| c.cfg.startup_pacing_gain = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "startup_cwnd_gain",
+                kind: Kind::Number { what: "a number in [1, 16]", ok: |x| (1.0..=16.0).contains(&x) },
+                default: "2 (512/256)",
+                help: "cwnd gain in STARTUP and DRAIN (bbr_startup_cwnd_gain)",
+            },
+            set: |c, v| c.cfg.startup_cwnd_gain = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "drain_gain",
+                kind: Kind::Number { what: "a number in [0.01, 1]", ok: |x| (0.01..=1.0).contains(&x) },
+                default: "0.347 (88/256)",
+                help: "pacing gain in DRAIN (bbr_drain_gain)",
+            },
+            set: |c, v| c.cfg.drain_gain = scaled_units(v.number()).max(1),
+        },
+        Settable {
+            param: Param {
+                name: "cwnd_gain",
+                kind: Kind::Number { what: "a number in [1, 16]", ok: |x| (1.0..=16.0).contains(&x) },
+                default: "2 (512/256)",
+                help: "cwnd gain in PROBE_BW (bbr_cwnd_gain)",
+            },
+            set: |c, v| c.cfg.cwnd_gain = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "probe_up_pacing_gain",
+                kind: Kind::Number { what: "a number in [1, 16]", ok: |x| (1.0..=16.0).contains(&x) },
+                default: "1.25 (320/256)",
+                help: "pacing gain of PROBE_BW's UP phase (bbr_pacing_gain[BBR_BW_PROBE_UP])",
+            },
+            set: |c, v| c.cfg.pacing_gain[Phase::Up as usize] = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "probe_down_pacing_gain",
+                kind: Kind::Number { what: "a number in [0.01, 1]", ok: |x| (0.01..=1.0).contains(&x) },
+                default: "0.91 (232/256)",
+                help: "pacing gain of PROBE_BW's DOWN phase (bbr_pacing_gain[BBR_BW_PROBE_DOWN])",
+            },
+            set: |c, v| c.cfg.pacing_gain[Phase::Down as usize] = scaled_units(v.number()).max(1),
+        },
+        Settable {
+            param: Param {
+                name: "cwnd_min_target",
+                kind: Kind::Integer { lo: 1, hi: 1000 },
+                default: "4",
+                help: "least cwnd (bbr_cwnd_min_target)",
+            },
+            set: |c, v| c.cfg.cwnd_min_target = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "full_bw_thresh",
+                kind: Kind::Number { what: "a number in [1, 16]", ok: |x| (1.0..=16.0).contains(&x) },
+                default: "1.25 (320/256)",
+                help: "bandwidth growth that means the pipe may not be full (bbr_full_bw_thresh)",
+            },
+            set: |c, v| c.cfg.full_bw_thresh = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "full_bw_cnt",
+                kind: Kind::Integer { lo: 1, hi: 3 },
+                default: "3",
+                help: "rounds without that growth that mean it is (bbr_full_bw_cnt; a 2-bit field)",
+            },
+            set: |c, v| c.cfg.full_bw_cnt = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "extra_acked_gain",
+                kind: Kind::Number { what: "a number in [0, 16]", ok: |x| (0.0..=16.0).contains(&x) },
+                default: "1 (256/256)",
+                help: "gain on the ACK-aggregation estimate added to cwnd (bbr_extra_acked_gain)",
+            },
+            set: |c, v| c.cfg.extra_acked_gain = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "extra_acked_win_rtts",
+                kind: Kind::Integer { lo: 1, hi: 31 },
+                default: "5",
+                help: "window of the extra_acked filter (bbr_extra_acked_win_rtts)",
+            },
+            set: |c, v| c.cfg.extra_acked_win_rtts = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "extra_acked_max",
+                kind: Kind::Duration { what: Some("a duration like \"100ms\" (whole µs)"), ok: |ns| ns.is_multiple_of(1000) && (0..=HOUR_US).contains(&(ns / 1000)) },
+                default: "\"100ms\"",
+                help: "cap of the aggregation cwnd, as time at the estimated bandwidth (bbr_extra_acked_max_us)",
+            },
+            set: |c, v| c.cfg.extra_acked_max_us = v.ns() / 1000,
+        },
+        Settable {
+            param: Param {
+                name: "precise_ece_ack",
+                kind: Kind::Bool,
+                default: "true",
+                help: "receiver echoes CE precisely, DCTCP's way (bbr_precise_ece_ack)",
+            },
+            set: |c, v| c.cfg.precise_ece_ack = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "ecn_max_rtt",
+                kind: Kind::Duration { what: Some("a duration like \"5ms\" (whole µs)"), ok: |ns| ns.is_multiple_of(1000) && (0..=HOUR_US).contains(&(ns / 1000)) },
+                default: "\"5ms\"",
+                help: "use the ECN logic only when min RTT is at most this; 0 = at any RTT (bbr_ecn_max_rtt_us)",
+            },
+            set: |c, v| c.cfg.ecn_max_rtt_us = v.ns() / 1000,
+        },
+        Settable {
+            param: Param {
+                name: "beta",
+                kind: Kind::Number { what: "a number in [0, 1]", ok: |x| (0.0..=1.0).contains(&x) },
+                default: "0.3 (76/256)",
+                help: "multiplicative cut of bw_lo and inflight_lo per round with loss; 0 = no loss response (bbr_beta)",
+            },
+            set: |c, v| c.cfg.beta = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "ecn_alpha_gain",
+                kind: Kind::Number { what: "a number in [0, 1]", ok: |x| (0.0..=1.0).contains(&x) },
+                default: "1/16 (16/256)",
+                help: "EWMA gain of ecn_alpha (bbr_ecn_alpha_gain)",
+            },
+            set: |c, v| c.cfg.ecn_alpha_gain = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "ecn_alpha_init",
+                kind: Kind::Number { what: "a number in [0, 1]", ok: |x| (0.0..=1.0).contains(&x) },
+                default: "1 (256/256)",
+                help: "initial ecn_alpha (bbr_ecn_alpha_init)",
+            },
+            set: |c, v| c.cfg.ecn_alpha_init = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "ecn_factor",
+                kind: Kind::Number { what: "a number in [0, 1]", ok: |x| (0.0..=1.0).contains(&x) },
+                default: "1/3 (85/256)",
+                help: "on CE, inflight_lo *= 1 - ecn_factor x ecn_alpha; 0 = no ECN response (bbr_ecn_factor)",
+            },
+            set: |c, v| c.cfg.ecn_factor = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "ecn_thresh",
+                kind: Kind::Number { what: "a number in [0, 1]", ok: |x| (0.0..=1.0).contains(&x) },
+                default: "0.5 (128/256)",
+                help: "CE fraction that means probing went too far; 0 = off (bbr_ecn_thresh)",
+            },
+            set: |c, v| c.cfg.ecn_thresh = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "ecn_reprobe_gain",
+                kind: Kind::Number { what: "a number in [0, 4]", ok: |x| (0.0..=4.0).contains(&x) },
+                default: "0.5 (128/256)",
+                help: "after a cycle with CE but no loss, probe again at once with this first increment; 0 = off (bbr_ecn_reprobe_gain)",
+            },
+            set: |c, v| c.cfg.ecn_reprobe_gain = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "loss_thresh",
+                kind: Kind::Number { what: "a number in [0, 0.99]", ok: |x| (0.0..=0.99).contains(&x) },
+                default: "0.02 (5/256)",
+                help: "loss rate that means probing went too far (bbr_loss_thresh)",
+            },
+            set: |c, v| c.cfg.loss_thresh = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "loss_probe_recovery",
+                kind: Kind::Bool,
+                default: "true",
+                help: "slow down for a loss repaired by a TLP (bbr_loss_probe_recovery; no TLP in ccsim)",
+            },
+            set: |c, v| c.cfg.loss_probe_recovery = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "full_loss_cnt",
+                kind: Kind::Integer { lo: 0, hi: 15 },
+                default: "6",
+                help: "leave STARTUP after this many losses in a Recovery round above loss_thresh; 0 = off (bbr_full_loss_cnt)",
+            },
+            set: |c, v| c.cfg.full_loss_cnt = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "full_ecn_cnt",
+                kind: Kind::Integer { lo: 0, hi: 3 },
+                default: "2",
+                help: "leave STARTUP after this many rounds with CE above ecn_thresh; 0 = off (bbr_full_ecn_cnt)",
+            },
+            set: |c, v| c.cfg.full_ecn_cnt = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "inflight_headroom",
+                kind: Kind::Number { what: "a number in [0, 1]", ok: |x| (0.0..=1.0).contains(&x) },
+                default: "0.15 (38/256)",
+                help: "headroom left below inflight_hi after high loss/CE (bbr_inflight_headroom)",
+            },
+            set: |c, v| c.cfg.inflight_headroom = scaled_units(v.number()),
+        },
+        Settable {
+            param: Param {
+                name: "bw_probe_cwnd_gain",
+                kind: Kind::Integer { lo: 0, hi: 3 },
+                default: "1",
+                help: "cwnd gain added in PROBE_UP, in quarters (bbr_bw_probe_cwnd_gain)",
+            },
+            set: |c, v| c.cfg.bw_probe_cwnd_gain = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "bw_probe_max_rounds",
+                kind: Kind::Integer { lo: 0, hi: 255 },
+                default: "63",
+                help: "most packet-timed rounds between bandwidth probes (Reno coexistence) (bbr_bw_probe_max_rounds)",
+            },
+            set: |c, v| c.cfg.bw_probe_max_rounds = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "bw_probe_rand_rounds",
+                kind: Kind::Integer { lo: 1, hi: 255 },
+                default: "2",
+                help: "rounds_since_probe starts at a random 0..n-1 (bbr_bw_probe_rand_rounds)",
+            },
+            set: |c, v| c.cfg.bw_probe_rand_rounds = v.int() as u32,
+        },
+        Settable {
+            param: Param {
+                name: "bw_probe_base",
+                kind: Kind::Duration { what: Some("a duration like \"2s\" (whole µs)"), ok: |ns| ns.is_multiple_of(1000) && (0..=HOUR_US).contains(&(ns / 1000)) },
+                default: "\"2s\"",
+                help: "least wall-clock time between bandwidth probes (bbr_bw_probe_base_us)",
+            },
+            set: |c, v| c.cfg.bw_probe_base_us = v.ns() / 1000,
+        },
+        Settable {
+            param: Param {
+                name: "bw_probe_rand",
+                kind: Kind::Duration { what: Some("a duration like \"1s\" (whole µs)"), ok: |ns| ns.is_multiple_of(1000) && (1..=HOUR_US).contains(&(ns / 1000)) },
+                default: "\"1s\"",
+                help: "plus a random 0..this (bbr_bw_probe_rand_us)",
+            },
+            set: |c, v| c.cfg.bw_probe_rand_us = v.ns() / 1000,
+        },
+        Settable {
+            param: Param {
+                name: "ecn_low",
+                kind: Kind::Bool,
+                default: "true",
+                help: "ccsim: the route is a shallow-threshold ECN one (Linux RTAX_FEATURE_ECN_LOW, TCP_ECN_LOW); with ecn = true the ECN logic is used",
+            },
+            set: |c, v| c.cfg.ecn_low = v.boolean(),
+        },
+        Settable {
+            param: Param {
+                name: "ect1",
+                kind: Kind::Bool,
+                default: "false",
+                help: "ccsim: send ECT(1) instead of the source's ECT(0) (for an L4S queue)",
+            },
+            set: |c, v| c.cfg.ect1 = v.boolean(),
+        },
+    ],
+};
 
-impl Bbr3Params {
-    /// Set one parameter from a scenario value; `path` prefixes error messages.
-    pub fn set(&mut self, path: &str, name: &str, value: &ParamValue) -> Result<(), ScenarioError> {
-        let Some(def) = PARAMS.iter().find(|d| d.name == name) else {
-            let known: Vec<&str> = PARAMS.iter().map(|d| d.name).collect();
-            return Err(unknown_param(path, name, "bbr3", &known));
-        };
-        let v = parse_value(path, def, value)?;
-        let (int, flag) = match v {
-            Parsed::Int(i) => (i, false),
-            Parsed::Bool(b) => (0, b),
-        };
-        let u = int.min(u64::from(u32::MAX)) as u32;
-        match name {
-            "min_rtt_win" => self.min_rtt_win_ms = int / 1000,
-            "probe_rtt_mode" => self.probe_rtt_mode_ms = int / 1000,
-            "probe_rtt_win" => self.probe_rtt_win_ms = int / 1000,
-            "probe_rtt_cwnd_gain" => self.probe_rtt_cwnd_gain = u,
-            "tso_rtt_shift" => self.tso_rtt_shift = u,
-            "pacing_margin_percent" => self.pacing_margin_percent = u,
-            "startup_pacing_gain" => self.startup_pacing_gain = u,
-            "startup_cwnd_gain" => self.startup_cwnd_gain = u,
-            "drain_gain" => self.drain_gain = u.max(1),
-            "cwnd_gain" => self.cwnd_gain = u,
-            "probe_up_pacing_gain" => self.pacing_gain[Phase::Up as usize] = u,
-            "probe_down_pacing_gain" => self.pacing_gain[Phase::Down as usize] = u.max(1),
-            "cwnd_min_target" => self.cwnd_min_target = u,
-            "full_bw_thresh" => self.full_bw_thresh = u,
-            "full_bw_cnt" => self.full_bw_cnt = u,
-            "extra_acked_gain" => self.extra_acked_gain = u,
-            "extra_acked_win_rtts" => self.extra_acked_win_rtts = u,
-            "extra_acked_max" => self.extra_acked_max_us = int,
-            "precise_ece_ack" => self.precise_ece_ack = flag,
-            "ecn_max_rtt" => self.ecn_max_rtt_us = int,
-            "beta" => self.beta = u,
-            "ecn_alpha_gain" => self.ecn_alpha_gain = u,
-            "ecn_alpha_init" => self.ecn_alpha_init = u,
-            "ecn_factor" => self.ecn_factor = u,
-            "ecn_thresh" => self.ecn_thresh = u,
-            "ecn_reprobe_gain" => self.ecn_reprobe_gain = u,
-            "loss_thresh" => self.loss_thresh = u,
-            "loss_probe_recovery" => self.loss_probe_recovery = flag,
-            "full_loss_cnt" => self.full_loss_cnt = u,
-            "full_ecn_cnt" => self.full_ecn_cnt = u,
-            "inflight_headroom" => self.inflight_headroom = u,
-            "bw_probe_cwnd_gain" => self.bw_probe_cwnd_gain = u,
-            "bw_probe_max_rounds" => self.bw_probe_max_rounds = u,
-            "bw_probe_rand_rounds" => self.bw_probe_rand_rounds = u,
-            "bw_probe_base" => self.bw_probe_base_us = int,
-            "bw_probe_rand" => self.bw_probe_rand_us = int,
-            "ecn_low" => self.ecn_low = flag,
-            "ect1" => self.ect1 = flag,
-            _ => unreachable!("every PARAMS entry is set above"),
-        }
-        Ok(())
-    }
+/// A gain written as a plain number, in 1/256 (Linux `BBR_UNIT`), truncated as Linux's
+/// integer `BBR_UNIT * a / b` constants are.
+fn scaled_units(x: f64) -> u32 {
+    ((x * f64::from(BBR_UNIT) + 1e-9).floor() as u64).min(u64::from(u32::MAX)) as u32
 }
 
 // ----- state --------------------------------------------------------------------------
@@ -398,7 +565,8 @@ impl Bbr3Params {
 /// BBRv3 state (Linux `struct bbr`, v3) and its tunables.
 #[derive(Debug, Clone)]
 pub struct Bbr3 {
-    pub params: Bbr3Params,
+    /// The parameters ([`TABLE`]).
+    pub cfg: Bbr3Config,
     min_rtt_us: u32,
     min_rtt_stamp: u64,
     probe_rtt_done_stamp: u64,
@@ -467,7 +635,7 @@ impl Bbr3 {
     /// simulator replaces it with the flow's own through [`Bbr3::seed_rng`]).
     pub fn new(seed: u64) -> Self {
         Bbr3 {
-            params: Bbr3Params::default(),
+            cfg: Bbr3Config::default(),
             min_rtt_us: UNSET,
             min_rtt_stamp: 0,
             probe_rtt_done_stamp: 0,
@@ -594,7 +762,7 @@ impl Bbr3 {
 
     /// `bbr_can_use_ecn()`: ECN negotiated on a shallow-threshold ECN route.
     fn can_use_ecn(&self, tp: &CcState) -> bool {
-        tp.ecn_ok && self.params.ecn_low
+        tp.ecn_ok && self.cfg.ecn_low
     }
 
     /// `bbr_max_bw()`.
@@ -624,7 +792,7 @@ impl Bbr3 {
 
     /// `bbr_bw_to_pacing_rate()` (no `sk_max_pacing_rate` cap).
     fn bw_to_pacing_rate(&self, tp: &CcState, bw: u32, gain: u32) -> u64 {
-        Self::rate_bytes_per_sec(tp, u64::from(bw), gain, self.params.pacing_margin_percent)
+        Self::rate_bytes_per_sec(tp, u64::from(bw), gain, self.cfg.pacing_margin_percent)
     }
 
     /// `bbr_init_pacing_rate_from_rtt()`.
@@ -636,7 +804,7 @@ impl Bbr3 {
             1000
         };
         let bw = (u64::from(tp.cwnd) * BW_UNIT / rtt_us).min(u64::from(u32::MAX)) as u32;
-        tp.pacing_rate = self.bw_to_pacing_rate(tp, bw, self.params.startup_pacing_gain);
+        tp.pacing_rate = self.bw_to_pacing_rate(tp, bw, self.cfg.startup_pacing_gain);
     }
 
     /// `bbr_set_pacing_rate()`.
@@ -653,8 +821,8 @@ impl Bbr3 {
     /// `bbr_tso_segs_generic()` with `GSO_LEGACY_MAX_SIZE` (`bbr_tso_segs_goal()`).
     fn tso_segs_goal(&self, tp: &CcState) -> u32 {
         let mut bytes = tp.pacing_rate >> PACING_SHIFT;
-        if self.params.tso_rtt_shift > 0 {
-            let r = self.min_rtt_us >> self.params.tso_rtt_shift;
+        if self.cfg.tso_rtt_shift > 0 {
+            let r = self.min_rtt_us >> self.cfg.tso_rtt_shift;
             if r < 32 {
                 bytes += GSO_LEGACY_MAX_SIZE >> r;
             }
@@ -685,7 +853,7 @@ impl Bbr3 {
     /// `bbr_quantization_budget()`.
     fn quantization_budget(&self, tp: &CcState, cwnd: u32) -> u32 {
         let tso_segs_goal = 3 * self.tso_segs_goal(tp);
-        let mut cwnd = cwnd.max(tso_segs_goal).max(self.params.cwnd_min_target);
+        let mut cwnd = cwnd.max(tso_segs_goal).max(self.cfg.cwnd_min_target);
         if self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up {
             cwnd += 2;
         }
@@ -716,20 +884,20 @@ impl Bbr3 {
 
     /// `bbr_ack_aggregation_cwnd()`.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        let gain = self.params.extra_acked_gain;
+        let gain = self.cfg.extra_acked_gain;
         if gain == 0 {
             return 0;
         }
-        let max_aggr_cwnd = u64::from(self.bw()) * self.params.extra_acked_max_us / BW_UNIT;
+        let max_aggr_cwnd = u64::from(self.bw()) * self.cfg.extra_acked_max_us / BW_UNIT;
         let aggr_cwnd = (u64::from(gain) * u64::from(self.extra_acked())) >> BBR_SCALE;
         aggr_cwnd.min(max_aggr_cwnd) as u32
     }
 
     /// `bbr_probe_rtt_cwnd()`.
     fn probe_rtt_cwnd(&self) -> u32 {
-        self.params
+        self.cfg
             .cwnd_min_target
-            .max(self.bdp(self.bw(), self.params.probe_rtt_cwnd_gain))
+            .max(self.bdp(self.bw(), self.cfg.probe_rtt_cwnd_gain))
     }
 
     /// `bbr_set_cwnd()`: slow-start up toward the target, or snap down to it.
@@ -747,7 +915,7 @@ impl Bbr3 {
             } else if cwnd < target_cwnd || cwnd < 2 * self.init_cwnd {
                 cwnd += acked;
             }
-            cwnd = cwnd.max(self.params.cwnd_min_target);
+            cwnd = cwnd.max(self.cfg.cwnd_min_target);
         }
         tp.cwnd = cwnd.min(tp.cwnd_clamp);
         if self.mode == Mode::ProbeRtt {
@@ -779,8 +947,8 @@ impl Bbr3 {
 
     /// `bbr_update_ack_aggregation()`.
     fn update_ack_aggregation(&mut self, tp: &CcState, rs: &RateSample) {
-        let mut win_rtts_thresh = self.params.extra_acked_win_rtts;
-        if self.params.extra_acked_gain == 0
+        let mut win_rtts_thresh = self.cfg.extra_acked_win_rtts;
+        if self.cfg.extra_acked_gain == 0
             || rs.acked_sacked == 0
             || rs.delivered < 0
             || rs.interval_ns / 1000 <= 0
@@ -829,7 +997,7 @@ impl Bbr3 {
     /// PROBE_RTT.
     fn update_min_rtt(&mut self, tp: &mut CcState, rs: &RateSample) {
         let now_j = Self::jiffies(tp);
-        let probe_rtt_expired = now_j > self.probe_rtt_min_stamp + self.params.probe_rtt_win_ms;
+        let probe_rtt_expired = now_j > self.probe_rtt_min_stamp + self.cfg.probe_rtt_win_ms;
         if rs.rtt_ns >= 0 {
             let rtt_us = (rs.rtt_ns / 1000) as u64;
             if rtt_us < u64::from(self.probe_rtt_min_us)
@@ -839,12 +1007,12 @@ impl Bbr3 {
                 self.probe_rtt_min_stamp = now_j;
             }
         }
-        let min_rtt_expired = now_j > self.min_rtt_stamp + self.params.min_rtt_win_ms;
+        let min_rtt_expired = now_j > self.min_rtt_stamp + self.cfg.min_rtt_win_ms;
         if self.probe_rtt_min_us <= self.min_rtt_us || min_rtt_expired {
             self.min_rtt_us = self.probe_rtt_min_us;
             self.min_rtt_stamp = self.probe_rtt_min_stamp;
         }
-        if self.params.probe_rtt_mode_ms > 0
+        if self.cfg.probe_rtt_mode_ms > 0
             && probe_rtt_expired
             && !self.idle_restart
             && self.mode != Mode::ProbeRtt
@@ -860,7 +1028,7 @@ impl Bbr3 {
             tp.app_limited = (tp.delivered + u64::from(tp.in_flight)).max(1);
             // Hold the minimum in flight for max(200 ms, one round).
             if self.probe_rtt_done_stamp == 0 && tp.in_flight <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp = now_j + self.params.probe_rtt_mode_ms;
+                self.probe_rtt_done_stamp = now_j + self.cfg.probe_rtt_mode_ms;
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = tp.delivered;
             } else if self.probe_rtt_done_stamp != 0 {
@@ -879,7 +1047,7 @@ impl Bbr3 {
 
     /// `bbr_update_gains()`.
     fn update_gains(&mut self) {
-        let p = &self.params;
+        let p = &self.cfg;
         match self.mode {
             Mode::Startup => {
                 self.pacing_gain = p.startup_pacing_gain;
@@ -950,7 +1118,7 @@ impl Bbr3 {
 
     /// `bbr_check_ecn_too_high_in_startup()`.
     fn check_ecn_too_high_in_startup(&mut self, tp: &CcState, ce_ratio: u32) {
-        let p = &self.params;
+        let p = &self.cfg;
         if self.full_bw_reached || !self.ecn_eligible || p.full_ecn_cnt == 0 || p.ecn_thresh == 0 {
             return;
         }
@@ -967,7 +1135,7 @@ impl Bbr3 {
     /// `bbr_update_ecn_alpha()`: updates `ecn_alpha` and returns the round's CE ratio (in
     /// 1/256), or `None` when not available.
     fn update_ecn_alpha(&mut self, tp: &CcState) -> Option<u32> {
-        let p = &self.params;
+        let p = &self.cfg;
         if !self.ecn_eligible
             && self.can_use_ecn(tp)
             && p.ecn_factor > 0
@@ -985,7 +1153,7 @@ impl Bbr3 {
             return None;
         }
         let ce_ratio = ((delivered_ce << BBR_SCALE) / delivered) as u32;
-        let gain = self.params.ecn_alpha_gain;
+        let gain = self.cfg.ecn_alpha_gain;
         let mut alpha = ((BBR_UNIT - gain) * self.ecn_alpha) >> BBR_SCALE;
         alpha += (gain * ce_ratio) >> BBR_SCALE;
         self.ecn_alpha = alpha.min(BBR_UNIT);
@@ -1024,17 +1192,13 @@ impl Bbr3 {
     pub fn is_inflight_too_high(&self, rs: &RateSample) -> bool {
         if rs.lost > 0 && rs.tx_in_flight > 0 {
             let loss_thresh =
-                (u64::from(rs.tx_in_flight) * u64::from(self.params.loss_thresh)) >> BBR_SCALE;
+                (u64::from(rs.tx_in_flight) * u64::from(self.cfg.loss_thresh)) >> BBR_SCALE;
             if rs.lost as u64 > loss_thresh {
                 return true;
             }
         }
-        if rs.delivered_ce > 0
-            && rs.delivered > 0
-            && self.ecn_eligible
-            && self.params.ecn_thresh > 0
-        {
-            let ecn_thresh = (rs.delivered as u64 * u64::from(self.params.ecn_thresh)) >> BBR_SCALE;
+        if rs.delivered_ce > 0 && rs.delivered > 0 && self.ecn_eligible && self.cfg.ecn_thresh > 0 {
+            let ecn_thresh = (rs.delivered as u64 * u64::from(self.cfg.ecn_thresh)) >> BBR_SCALE;
             if rs.delivered_ce as u64 > ecn_thresh {
                 return true;
             }
@@ -1046,7 +1210,7 @@ impl Bbr3 {
     /// which the loss rate crossed `loss_thresh`.
     fn inflight_hi_from_lost_skb(&self, rs: &RateSample) -> u32 {
         let pcount = 1i64;
-        let loss_thresh = u64::from(self.params.loss_thresh);
+        let loss_thresh = u64::from(self.cfg.loss_thresh);
         let inflight_prev = i64::from(rs.tx_in_flight) - pcount;
         if inflight_prev < 0 {
             return UNSET;
@@ -1074,10 +1238,10 @@ impl Bbr3 {
         if self.inflight_hi == UNSET {
             return UNSET;
         }
-        let headroom = ((u64::from(self.inflight_hi) * u64::from(self.params.inflight_headroom))
+        let headroom = ((u64::from(self.inflight_hi) * u64::from(self.cfg.inflight_headroom))
             >> BBR_SCALE)
             .max(1) as i64;
-        (i64::from(self.inflight_hi) - headroom).max(i64::from(self.params.cwnd_min_target)) as u32
+        (i64::from(self.inflight_hi) - headroom).max(i64::from(self.cfg.cwnd_min_target)) as u32
     }
 
     /// `bbr_bound_cwnd_for_inflight_model()`.
@@ -1094,13 +1258,13 @@ impl Bbr3 {
             cap = self.inflight_with_headroom();
         }
         cap = cap.min(self.inflight_lo); // adapt to loss/ECN since the last probe
-        cap = cap.max(self.params.cwnd_min_target);
+        cap = cap.max(self.cfg.cwnd_min_target);
         tp.cwnd = cap.min(tp.cwnd);
     }
 
     /// `bbr_ecn_cut()`: `1 - ecn_alpha x ecn_factor`, in 1/256.
     fn ecn_cut(&self) -> u32 {
-        BBR_UNIT - ((self.ecn_alpha * self.params.ecn_factor) >> BBR_SCALE)
+        BBR_UNIT - ((self.ecn_alpha * self.cfg.ecn_factor) >> BBR_SCALE)
     }
 
     /// `bbr_init_lower_bounds()`.
@@ -1115,7 +1279,7 @@ impl Bbr3 {
 
     /// `bbr_loss_lower_bounds()`: `(1 - beta)`, but not below the latest round's delivery.
     fn loss_lower_bounds(&self) -> (u32, u32) {
-        let loss_cut = u64::from(BBR_UNIT - self.params.beta);
+        let loss_cut = u64::from(BBR_UNIT - self.cfg.beta);
         let bw = self
             .bw_latest
             .max(((u64::from(self.bw_lo) * loss_cut) >> BBR_SCALE) as u32);
@@ -1137,7 +1301,7 @@ impl Bbr3 {
             return;
         }
         let mut ecn_inflight_lo = UNSET;
-        if self.ecn_in_round && self.params.ecn_factor > 0 {
+        if self.ecn_in_round && self.cfg.ecn_factor > 0 {
             self.init_lower_bounds(tp, false);
             ecn_inflight_lo = self.ecn_lower_bounds();
         }
@@ -1213,20 +1377,17 @@ impl Bbr3 {
 
     /// `bbr_is_reno_coexistence_probe_time()`.
     fn is_reno_coexistence_probe_time(&self, tp: &CcState) -> bool {
-        let rounds = self
-            .params
-            .bw_probe_max_rounds
-            .min(self.target_inflight(tp));
+        let rounds = self.cfg.bw_probe_max_rounds.min(self.target_inflight(tp));
         self.rounds_since_probe >= rounds
     }
 
     /// `bbr_pick_probe_wait()`: a random round count 0..rand_rounds-1 and a wall-clock wait
     /// of base + 0..rand_us-1 µs.
     fn pick_probe_wait(&mut self) {
-        let rand_rounds = u64::from(self.params.bw_probe_rand_rounds);
+        let rand_rounds = u64::from(self.cfg.bw_probe_rand_rounds);
         self.rounds_since_probe = self.random_below(rand_rounds) as u32;
-        let rand_us = self.params.bw_probe_rand_us;
-        self.probe_wait_us = self.params.bw_probe_base_us + self.random_below(rand_us);
+        let rand_us = self.cfg.bw_probe_rand_us;
+        self.probe_wait_us = self.cfg.bw_probe_base_us + self.random_below(rand_us);
     }
 
     /// `bbr_set_cycle_idx()`.
@@ -1277,7 +1438,7 @@ impl Bbr3 {
 
     /// `bbr_handle_inflight_too_high()`: cut `inflight_hi` once per probe and go DOWN.
     fn handle_inflight_too_high(&mut self, tp: &CcState, rs: &RateSample) {
-        let beta = self.params.beta;
+        let beta = self.cfg.beta;
         self.prev_probe_too_high = true;
         self.bw_probe_samples = false; // only react once per probe
         if !rs.is_app_limited {
@@ -1328,7 +1489,7 @@ impl Bbr3 {
 
     /// `bbr_check_time_to_probe_bw()`.
     fn check_time_to_probe_bw(&mut self, tp: &CcState) -> bool {
-        let p = &self.params;
+        let p = &self.cfg;
         if p.ecn_reprobe_gain > 0
             && self.ecn_eligible
             && self.ecn_in_cycle
@@ -1431,7 +1592,7 @@ impl Bbr3 {
         if rs.losses > 0 && self.loss_events_in_round < 0xf {
             self.loss_events_in_round += 1; // saturating 4-bit counter
         }
-        let full_loss_cnt = self.params.full_loss_cnt;
+        let full_loss_cnt = self.cfg.full_loss_cnt;
         if full_loss_cnt > 0
             && self.loss_round_start
             && tp.ca_state == CaState::Recovery
@@ -1451,8 +1612,7 @@ impl Bbr3 {
         if self.full_bw_now || rs.is_app_limited {
             return;
         }
-        let bw_thresh =
-            (u64::from(self.full_bw) * u64::from(self.params.full_bw_thresh)) >> BBR_SCALE;
+        let bw_thresh = (u64::from(self.full_bw) * u64::from(self.cfg.full_bw_thresh)) >> BBR_SCALE;
         if u64::from(self.ctx_sample_bw) >= bw_thresh {
             self.reset_full_bw();
             self.full_bw = self.ctx_sample_bw;
@@ -1462,7 +1622,7 @@ impl Bbr3 {
             return;
         }
         self.full_bw_cnt = (self.full_bw_cnt + 1).min(3); // 2-bit field
-        self.full_bw_now = self.full_bw_cnt >= self.params.full_bw_cnt;
+        self.full_bw_now = self.full_bw_cnt >= self.cfg.full_bw_cnt;
         self.full_bw_reached |= self.full_bw_now;
     }
 
@@ -1599,7 +1759,7 @@ impl CongestionControl for Bbr3 {
         self.bw_probe_samples = false;
         self.prev_probe_too_high = false;
         self.ecn_eligible = false;
-        self.ecn_alpha = self.params.ecn_alpha_init;
+        self.ecn_alpha = self.cfg.ecn_alpha_init;
         self.alpha_last_delivered = 0;
         self.alpha_last_delivered_ce = 0;
     }
@@ -1713,17 +1873,17 @@ impl CongestionControl for Bbr3 {
         name: &str,
         value: &ParamValue,
     ) -> Result<(), ScenarioError> {
-        self.params.set(path, name, value)
+        params::set(&TABLE, self, path, name, value)
     }
 
     /// ECT on every packet and a precise CE echo (`TCP_ECN_ECT_PERMANENT`,
     /// `bbr_precise_ece_ack`) on a shallow-threshold ECN route.
     fn needs_accurate_ecn(&self) -> bool {
-        self.params.ecn_low && self.params.precise_ece_ack
+        self.cfg.ecn_low && self.cfg.precise_ece_ack
     }
 
     fn ecn_codepoint(&self) -> Ecn {
-        if self.params.ect1 {
+        if self.cfg.ect1 {
             Ecn::Ect1
         } else {
             Ecn::Ect0

@@ -309,7 +309,7 @@ fn ecn_alpha_is_an_ewma_with_gain_one_sixteenth_for_eligible_flows_only() {
     assert_eq!(b.ecn_alpha(), 233);
     // Without ECN on the route (ecn_low = false) a flow is never eligible.
     let (mut c, mut tp) = start();
-    c.params.ecn_low = false;
+    c.cfg.ecn_low = false;
     tp.ecn_ok = true;
     c.min_rtt_us = 1000;
     tp.delivered = 100;
@@ -339,7 +339,7 @@ fn probe_wait_is_two_to_three_seconds_and_zero_or_one_round() {
 
 #[test]
 fn parameters_take_the_sources_units_and_refuse_bad_values() {
-    let d = Bbr3Params::default();
+    let d = Bbr3Config::default();
     // The source's constants.
     assert_eq!(d.beta, 76);
     assert_eq!(d.loss_thresh, 5);
@@ -348,18 +348,16 @@ fn parameters_take_the_sources_units_and_refuse_bad_values() {
     assert_eq!(d.startup_pacing_gain, 710);
     assert_eq!(d.drain_gain, 88);
     assert_eq!(d.pacing_gain, [320, 232, 256, 256]);
-    assert_eq!(PARAMS.len(), 38);
-    let mut p = d.clone();
+    assert_eq!(TABLE.params.len(), 38);
     let path = "flows[0].cc";
-    p.set(path, "beta", &ParamValue::Number(0.3)).unwrap();
-    p.set(path, "loss_thresh", &ParamValue::Number(0.02))
-        .unwrap();
-    p.set(path, "bw_probe_base", &ParamValue::Str("2s".into()))
-        .unwrap();
-    p.set(path, "probe_rtt_mode", &ParamValue::Str("200ms".into()))
-        .unwrap();
+    let mut p = Bbr3::new(1);
+    let set = |b: &mut Bbr3, name: &str, v: &ParamValue| params::set(&TABLE, b, path, name, v);
+    set(&mut p, "beta", &ParamValue::Number(0.3)).unwrap();
+    set(&mut p, "loss_thresh", &ParamValue::Number(0.02)).unwrap();
+    set(&mut p, "bw_probe_base", &ParamValue::Str("2s".into())).unwrap();
+    set(&mut p, "probe_rtt_mode", &ParamValue::Str("200ms".into())).unwrap();
     assert_eq!(
-        p, d,
+        p.cfg, d,
         "the source's values written as numbers give its constants"
     );
     for (name, bad) in [
@@ -369,9 +367,9 @@ fn parameters_take_the_sources_units_and_refuse_bad_values() {
         ("probe_rtt_mode", ParamValue::Str("1.5ms".into())),
         ("ect1", ParamValue::Number(1.0)),
     ] {
-        let e = p.set(path, name, &bad).unwrap_err();
+        let e = set(&mut p, name, &bad).unwrap_err();
         assert_eq!(e.path, format!("{path}.{name}"));
         assert!(!e.message.contains('\n'));
     }
-    assert!(p.set(path, "nope", &ParamValue::Number(1.0)).is_err());
+    assert!(set(&mut p, "nope", &ParamValue::Number(1.0)).is_err());
 }

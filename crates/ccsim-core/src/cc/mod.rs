@@ -508,6 +508,7 @@ pub fn tables() -> Vec<crate::params::AlgorithmDoc> {
         ledbat::TABLE.describe(),
         vegas::TABLE.describe(),
         bbr::TABLE.describe(),
+        bbr3::TABLE.describe(),
         prague::TABLE.describe(),
     ]
 }
