@@ -229,8 +229,8 @@ fn bad_parameters_are_one_line_errors_with_their_path() {
     assert!(error_of(r#"{ kind = "vegas", delta = 1 }"#, "")
         .starts_with("flows[0].cc.delta: unknown parameter for vegas (expected one of: alpha"));
     assert_eq!(
-        error_of(r#""bbr3""#, "").split(" (").next().unwrap(),
-        "flows[0].cc.kind: unknown congestion control \"bbr3\""
+        error_of(r#""bbr4""#, "").split(" (").next().unwrap(),
+        "flows[0].cc.kind: unknown congestion control \"bbr4\""
     );
     // Scheduled changes are checked when the scenario is built.
     assert_eq!(

@@ -54,11 +54,11 @@ use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
 
 /// Rate unit: packets per µs `<< BW_SCALE` (Linux `BW_SCALE`).
-const BW_SCALE: u32 = 24;
-const BW_UNIT: u64 = 1 << BW_SCALE;
+pub(crate) const BW_SCALE: u32 = 24;
+pub(crate) const BW_UNIT: u64 = 1 << BW_SCALE;
 /// Gain unit (Linux `BBR_SCALE`, `BBR_UNIT`).
-const BBR_SCALE: u32 = 8;
-const BBR_UNIT: u32 = 1 << BBR_SCALE;
+pub(crate) const BBR_SCALE: u32 = 8;
+pub(crate) const BBR_UNIT: u32 = 1 << BBR_SCALE;
 
 /// Phases of the PROBE_BW gain cycle.
 const CYCLE_LEN: u32 = 8;

@@ -18,6 +18,7 @@
 
 pub mod abe;
 pub mod bbr;
+pub mod bbr3;
 pub mod cdg;
 pub mod cubic;
 pub mod dctcp;
@@ -182,6 +183,33 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// The ACK was probably delayed (Linux `FLAG_ACK_MAYBE_DELAYED`).
     pub is_ack_delayed: bool,
+    /// Packets in flight when the sampled packet was sent, itself included (Linux
+    /// `rs->tx_in_flight`, BBRv3's `tcp_set_tx_in_flight`).
+    pub tx_in_flight: u32,
+    /// Packets marked lost over the sample's interval: `tp->lost` now minus its value when
+    /// the sampled packet was sent (BBRv3's `rs->lost`; -1 with no timing information).
+    pub lost: i64,
+    /// Packets delivered with ECE over the interval (Linux `rs->delivered_ce`).
+    pub delivered_ce: i64,
+    /// `tp->delivered_ce` and `tp->lost` when the sampled packet was sent.
+    pub prior_delivered_ce: u64,
+    pub prior_lost: u64,
+    /// The ACK carried ECN-Echo (Linux `rs->is_ece`, `FLAG_ECE`).
+    pub is_ece: bool,
+}
+
+/// What a controller learns about a packet the sender has just marked lost (BBRv3's
+/// `skb_marked_lost(sk, skb)` hook reads these fields of the skb's `tx` snapshot).
+#[derive(Debug, Clone, Copy)]
+pub struct LostSkb {
+    /// Packets in flight when it was (last) sent, itself included (`tx.in_flight`).
+    pub tx_in_flight: u32,
+    /// `tp->lost` when it was sent (`tx.lost`).
+    pub tx_lost: u64,
+    /// It was sent while the flow was application-limited (`tx.is_app_limited`).
+    pub is_app_limited: bool,
+    /// Its snapshot still holds a `delivered_mstamp` (Linux: not zeroed by a SACK).
+    pub has_delivered_mstamp: bool,
 }
 
 impl Default for RateSample {
@@ -200,6 +228,12 @@ impl Default for RateSample {
             is_app_limited: false,
             is_retrans: false,
             is_ack_delayed: false,
+            tx_in_flight: 0,
+            lost: 0,
+            delivered_ce: 0,
+            prior_delivered_ce: 0,
+            prior_lost: 0,
+            is_ece: false,
         }
     }
 }
@@ -275,6 +309,10 @@ pub trait CongestionControl {
     /// Linux `.cong_control`: on every ACK, set cwnd (and `tp.pacing_rate`) from the rate
     /// sample, in place of `cong_avoid`/PRR (`tcp_cong_control`).
     fn cong_control(&mut self, _tp: &mut CcState, _rs: &RateSample) {}
+    /// BBRv3's `.skb_marked_lost`: the sender has just marked a packet lost (`tp.lost`
+    /// already counts it; `tcp_notify_skb_loss_event`). Called only for flows that sample
+    /// delivery rates (the snapshot lives there).
+    fn skb_marked_lost(&mut self, _tp: &mut CcState, _skb: &LostSkb) {}
 }
 
 /// The congestion controllers ccsim knows, dispatched statically.
@@ -290,6 +328,7 @@ pub enum Cc {
     Vegas(vegas::Vegas),
     Prague(prague::Prague),
     Bbr(bbr::Bbr),
+    Bbr3(bbr3::Bbr3),
 }
 
 macro_rules! each_cc {
@@ -303,6 +342,7 @@ macro_rules! each_cc {
             Cc::Vegas($c) => $body,
             Cc::Prague($c) => $body,
             Cc::Bbr($c) => $body,
+            Cc::Bbr3($c) => $body,
         }
     };
 }
@@ -319,6 +359,7 @@ impl Cc {
             Cc::Vegas(_) => "vegas",
             Cc::Prague(_) => "prague",
             Cc::Bbr(_) => "bbr",
+            Cc::Bbr3(_) => "bbr3",
         }
     }
 
@@ -329,6 +370,7 @@ impl Cc {
         match self {
             Cc::Cdg(c) => c.seed_rng(rng),
             Cc::Bbr(c) => c.seed_rng(rng),
+            Cc::Bbr3(c) => c.seed_rng(rng),
             _ => {}
         }
     }
@@ -398,11 +440,14 @@ impl CongestionControl for Cc {
     fn cong_control(&mut self, tp: &mut CcState, rs: &RateSample) {
         each_cc!(self, c => c.cong_control(tp, rs))
     }
+    fn skb_marked_lost(&mut self, tp: &mut CcState, skb: &LostSkb) {
+        each_cc!(self, c => c.skb_marked_lost(tp, skb))
+    }
 }
 
 /// Names accepted in `cc = ...` (`reno` is an alias of `newreno`).
 pub const KNOWN_KINDS: &[&str] = &[
-    "newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "bbr", "prague",
+    "newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "bbr", "bbr3", "prague",
 ];
 
 /// Seed of CDG's random stream until the simulator passes a per-flow one
@@ -428,6 +473,7 @@ pub fn build(spec: &AlgoSpec, path: &str) -> Result<Cc, ScenarioError> {
         "vegas" => Cc::Vegas(vegas::Vegas::default()),
         "prague" => Cc::Prague(prague::Prague::default()),
         "bbr" => Cc::Bbr(bbr::Bbr::new(DEFAULT_CC_SEED)),
+        "bbr3" => Cc::Bbr3(bbr3::Bbr3::new(DEFAULT_CC_SEED)),
         other => {
             return Err(ScenarioError::new(
                 format!("{path}.kind"),
@@ -462,6 +508,7 @@ pub fn tables() -> Vec<crate::params::AlgorithmDoc> {
         ledbat::TABLE.describe(),
         vegas::TABLE.describe(),
         bbr::TABLE.describe(),
+        bbr3::TABLE.describe(),
         prague::TABLE.describe(),
     ]
 }

@@ -10,6 +10,12 @@
 //! interval is shorter than the minimum RTT. `tcp_rate_check_app_limited` marks the flow
 //! application-limited when it runs out of data with room in cwnd.
 //!
+//! BBRv3 additions (google/bbr `v3` branch, `tcp_rate.c` and `include/net/tcp.h`): the
+//! snapshot also holds `tx.delivered_ce`, `tx.lost` and `tx.in_flight` (packets in flight
+//! once the packet was sent, `tcp_set_tx_in_flight`), and the sample carries
+//! `delivered_ce`, `lost` (packets marked lost over the interval) and `tx_in_flight` of the
+//! sampled packet, and `is_ece`. Other controllers ignore them.
+//!
 //! Cost: the sender keeps a [`RateSampler`] only for controllers whose
 //! [`crate::cc::CongestionControl::wants_rate_sample`] is true; other flows pay one
 //! `Option` test per packet and per ACK. The snapshots live in their own deque beside the
@@ -39,6 +45,12 @@ pub struct TxSnapshot {
     pub delivered: u64,
     /// Linux `tx.is_app_limited`.
     pub is_app_limited: bool,
+    /// Linux `tx.delivered_ce`, `tx.lost` (BBRv3): `tp->delivered_ce`, `tp->lost` when sent.
+    pub delivered_ce: u64,
+    pub lost: u64,
+    /// Linux `tx.in_flight` (BBRv3 `tcp_set_tx_in_flight`): packets in flight once this
+    /// one was sent.
+    pub in_flight: u32,
 }
 
 const NO_SNAPSHOT: TxSnapshot = TxSnapshot {
@@ -46,6 +58,9 @@ const NO_SNAPSHOT: TxSnapshot = TxSnapshot {
     delivered_mstamp_ns: None,
     delivered: 0,
     is_app_limited: false,
+    delivered_ce: 0,
+    lost: 0,
+    in_flight: 0,
 };
 
 /// The per-flow rate-sampling state (Linux `tcp_sock` fields `first_tx_mstamp`,
@@ -82,8 +97,14 @@ impl RateSampler {
     }
 
     /// Linux `tcp_rate_skb_sent()`: the snapshot for a packet sent now, with
-    /// `packets_out` counted before this packet.
-    fn snapshot(&mut self, tp: &mut CcState, now_ns: u64, packets_out: u32) -> TxSnapshot {
+    /// `packets_out` and `in_flight` counted before this packet.
+    fn snapshot(
+        &mut self,
+        tp: &mut CcState,
+        now_ns: u64,
+        packets_out: u32,
+        in_flight: u32,
+    ) -> TxSnapshot {
         if packets_out == 0 {
             // Nothing in flight: the sample interval starts now.
             self.first_tx_ns = now_ns;
@@ -94,21 +115,37 @@ impl RateSampler {
             delivered_mstamp_ns: Some(tp.delivered_mstamp_ns),
             delivered: tp.delivered,
             is_app_limited: tp.app_limited != 0,
+            delivered_ce: tp.delivered_ce,
+            lost: tp.lost,
+            in_flight: in_flight + 1,
         }
+    }
+
+    /// The snapshot of the segment at scoreboard index `idx`.
+    #[inline]
+    pub fn tx(&self, idx: usize) -> TxSnapshot {
+        self.tx[idx]
     }
 
     /// A new segment (the next `snd_nxt`) is sent.
     #[inline]
-    pub fn on_new_sent(&mut self, tp: &mut CcState, now_ns: u64, packets_out: u32) {
-        let s = self.snapshot(tp, now_ns, packets_out);
+    pub fn on_new_sent(&mut self, tp: &mut CcState, now_ns: u64, packets_out: u32, in_flight: u32) {
+        let s = self.snapshot(tp, now_ns, packets_out, in_flight);
         self.tx.push_back(s);
     }
 
     /// The segment at scoreboard index `idx` (`seg - snd_una`) is retransmitted: Linux
     /// snapshots again on every transmission.
     #[inline]
-    pub fn on_retransmit(&mut self, tp: &mut CcState, idx: usize, now_ns: u64, packets_out: u32) {
-        let s = self.snapshot(tp, now_ns, packets_out);
+    pub fn on_retransmit(
+        &mut self,
+        tp: &mut CcState,
+        idx: usize,
+        now_ns: u64,
+        packets_out: u32,
+        in_flight: u32,
+    ) {
+        let s = self.snapshot(tp, now_ns, packets_out, in_flight);
         self.tx[idx] = s;
     }
 
@@ -131,6 +168,9 @@ impl RateSampler {
         let rs = &mut self.rs;
         if rs.prior_delivered == 0 || tx.delivered > rs.prior_delivered {
             rs.prior_delivered = tx.delivered;
+            rs.prior_delivered_ce = tx.delivered_ce;
+            rs.prior_lost = tx.lost;
+            rs.tx_in_flight = tx.in_flight;
             rs.prior_mstamp_ns = Some(mstamp);
             rs.is_app_limited = tx.is_app_limited;
             rs.is_retrans = is_retrans;
@@ -161,7 +201,8 @@ impl RateSampler {
 
     /// Linux `tcp_rate_gen()`: finish the sample once `tp.delivered` includes this ACK's
     /// `delivered` packets and `lost` packets were newly marked lost. `rtt_ns` is the RTT
-    /// of the most recently sent packet this ACK (S)ACKed (Linux `ca_rtt_us`).
+    /// of the most recently sent packet this ACK (S)ACKed (Linux `ca_rtt_us`); `is_ece`
+    /// whether the ACK carried ECE (`tcp_ack()`: `rs.is_ece`).
     pub fn gen(
         &mut self,
         tp: &mut CcState,
@@ -169,9 +210,11 @@ impl RateSampler {
         lost: u32,
         now_ns: u64,
         rtt_ns: Option<u64>,
+        is_ece: bool,
     ) {
         let rs = &mut self.rs;
         rs.rtt_ns = rtt_ns.map_or(-1, |r| r as i64);
+        rs.is_ece = is_ece;
         // Clear app-limited once the bubble is ACKed and gone.
         if tp.app_limited != 0 && tp.delivered > tp.app_limited {
             tp.app_limited = 0;
@@ -187,6 +230,9 @@ impl RateSampler {
             return;
         };
         rs.delivered = (tp.delivered - rs.prior_delivered) as i64;
+        // BBRv3: CE-echoed deliveries and losses over the same interval.
+        rs.delivered_ce = (tp.delivered_ce - rs.prior_delivered_ce) as i64;
+        rs.lost = (tp.lost - rs.prior_lost) as i64;
         // Send and ACK phases of the window; the longer one bounds the rate.
         let snd = rs.interval_ns;
         let ack = now_ns.saturating_sub(prior_mstamp) as i64;
@@ -242,13 +288,13 @@ mod tests {
         tp.min_rtt_ns = 100 * MS;
         let mut r = RateSampler::new(0);
         for k in 0..10 {
-            r.on_new_sent(&mut tp, 0, k);
+            r.on_new_sent(&mut tp, 0, k, k);
         }
         // Packet 0 ACKed at 100 ms: send phase 0, ACK phase 100 ms, 1 delivered.
         r.begin_ack(10);
         r.on_cum_acked(0, false);
         tp.delivered += 1;
-        r.gen(&mut tp, 1, 0, 100 * MS, Some(100 * MS));
+        r.gen(&mut tp, 1, 0, 100 * MS, Some(100 * MS), false);
         assert_eq!(r.rs.delivered, 1);
         assert_eq!(r.rs.interval_ns, 100 * MS as i64);
         assert_eq!(r.rs.prior_delivered, 0);
@@ -260,7 +306,7 @@ mod tests {
             r.on_cum_acked(0, false);
         }
         tp.delivered += 9;
-        r.gen(&mut tp, 9, 0, 110 * MS, Some(110 * MS));
+        r.gen(&mut tp, 9, 0, 110 * MS, Some(110 * MS), false);
         assert_eq!(r.rs.delivered, 10);
         assert_eq!(r.rs.interval_ns, 110 * MS as i64);
         assert!(r.is_empty());
@@ -273,13 +319,13 @@ mod tests {
         tp.min_rtt_ns = 100 * MS;
         let mut r = RateSampler::new(0);
         for k in 0..4 {
-            r.on_new_sent(&mut tp, k as u64 * MS, k);
+            r.on_new_sent(&mut tp, k as u64 * MS, k, k);
         }
         // Packet 2 SACKed at 50 ms: the ACK phase (50 ms) is below min RTT: invalid.
         r.begin_ack(4);
         r.on_sacked(2, 2 * MS, false);
         tp.delivered += 1;
-        r.gen(&mut tp, 1, 0, 50 * MS, Some(48 * MS));
+        r.gen(&mut tp, 1, 0, 50 * MS, Some(48 * MS), false);
         assert_eq!(r.rs.interval_ns, -1);
         assert_eq!(r.rs.delivered, 1);
         // Cumulative ACK of 0..4 at 120 ms: packet 2 is not counted again (snapshot off);
@@ -289,7 +335,7 @@ mod tests {
             r.on_cum_acked(k * MS, false);
         }
         tp.delivered += 3;
-        r.gen(&mut tp, 3, 0, 120 * MS, None);
+        r.gen(&mut tp, 3, 0, 120 * MS, None, false);
         assert_eq!(r.rs.delivered, 4);
         // Send phase 3 ms (packet 3's send time minus the window's first send, 0), ACK
         // phase 120 ms since the snapshot's delivered_mstamp (0): the longer one.
@@ -306,12 +352,12 @@ mod tests {
         RateSampler::check_app_limited(&mut tp, 3, 0, 0);
         assert_eq!(tp.app_limited, 103);
         let mut r = RateSampler::new(0);
-        r.on_new_sent(&mut tp, 0, 3);
+        r.on_new_sent(&mut tp, 0, 3, 3);
         r.begin_ack(4);
         r.on_cum_acked(0, false);
         tp.delivered = 104;
         tp.min_rtt_ns = 0;
-        r.gen(&mut tp, 1, 0, 10 * MS, None);
+        r.gen(&mut tp, 1, 0, 10 * MS, None, false);
         assert!(r.rs.is_app_limited);
         assert_eq!(tp.app_limited, 0, "delivered passed the bubble");
         // cwnd-limited: not app-limited.

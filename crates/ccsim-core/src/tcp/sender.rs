@@ -42,6 +42,13 @@
 //!   reduction leaves its cwnd alone (`tcp_end_cwnd_reduction`). A controller turns pacing
 //!   on by setting `tp.paced` in `init` (Linux `SK_PACING_NEEDED`). Packets are paced one
 //!   by one (Linux paces TSO bursts of `tcp_tso_segs`).
+//! - For BBRv3 (google/bbr `v3` branch, `tcp_input.c`/`tcp_rate.c`): each packet's rate
+//!   snapshot also records `tp.lost`, `tp.delivered_ce` and the packets in flight once it
+//!   was sent; the rate sample carries `lost`, `delivered_ce`, `tx_in_flight` and `is_ece`;
+//!   every packet marked lost (`tcp_mark_skb_lost`, also at an RTO) is reported to the
+//!   controller after `tp.lost` counts it (`tcp_notify_skb_loss_event` ->
+//!   `skb_marked_lost`). `tp.delivered_ce` counts packets delivered by ECE ACKs
+//!   (`tcp_count_delivered`).
 //!
 //! Departures from Linux (defaults of a current kernel), each a candidate option:
 //! RACK-TLP loss detection (`tcp_recovery=1`) and tail loss probes are not modelled, so a
@@ -55,7 +62,7 @@ use super::rate::RateSampler;
 use super::rtt::{RttEstimator, RTO_MAX_NS};
 use super::{TcpConfig, TcpIo, Timer};
 use crate::cc::{
-    AckFlags, AckSample, CaEvent, CaState, Cc, CcState, CongestionControl, ReductionCause,
+    AckFlags, AckSample, CaEvent, CaState, Cc, CcState, CongestionControl, LostSkb, ReductionCause,
     INFINITE_SSTHRESH,
 };
 use crate::net::packet::{tcp_flags, Packet, PacketKind, TCP_IP_HEADER_BYTES};
@@ -414,9 +421,10 @@ impl TcpSender {
                     m.flags |= RETRANS | EVER_RETRANS;
                     m.sent_ns = now;
                 }
-                let (idx, packets_out) = (seg - self.tp.snd_una, self.packets_out());
+                let (idx, packets_out, in_flight) =
+                    (seg - self.tp.snd_una, self.packets_out(), self.in_flight());
                 if let Some(r) = self.rate.as_mut() {
-                    r.on_retransmit(&mut self.tp, idx as usize, now, packets_out);
+                    r.on_retransmit(&mut self.tp, idx as usize, now, packets_out, in_flight);
                 }
                 self.retrans_out += 1;
                 self.stats.retransmits += 1;
@@ -431,9 +439,9 @@ impl TcpSender {
                     self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
                     self.rto_timer.arm(now + self.rto_ns);
                 }
-                let packets_out = self.packets_out();
+                let (packets_out, in_flight) = (self.packets_out(), self.in_flight());
                 if let Some(r) = self.rate.as_mut() {
-                    r.on_new_sent(&mut self.tp, now, packets_out);
+                    r.on_new_sent(&mut self.tp, now, packets_out, in_flight);
                 }
                 self.sb.push_back(SegMeta {
                     flags: 0,
@@ -694,7 +702,7 @@ impl TcpSender {
         self.refresh_tp(now);
         if let Some(r) = self.rate.as_mut() {
             let lost = (self.tp.lost - prior_lost) as u32;
-            r.gen(&mut self.tp, delivered, lost, now, ca_rtt);
+            r.gen(&mut self.tp, delivered, lost, now, ca_rtt, info.ece);
         }
         if self.cong_control {
             self.tp.wstamp_ns = self.next_send_ns;
@@ -870,6 +878,23 @@ impl TcpSender {
         self.tp.lost += 1;
         if seg < self.retrans_hint {
             self.retrans_hint = seg;
+        }
+        self.notify_skb_loss_event((seg - self.tp.snd_una) as usize);
+    }
+
+    /// BBRv3's `tcp_notify_skb_loss_event()`: after `tp.lost` counts the packet at
+    /// scoreboard index `idx`, tell the controller (`ca_ops->skb_marked_lost`), for flows
+    /// that keep the per-packet snapshot it reads.
+    fn notify_skb_loss_event(&mut self, idx: usize) {
+        if let Some(r) = self.rate.as_ref() {
+            let tx = r.tx(idx);
+            let skb = LostSkb {
+                tx_in_flight: tx.in_flight,
+                tx_lost: tx.lost,
+                is_app_limited: tx.is_app_limited,
+                has_delivered_mstamp: tx.delivered_mstamp_ns.is_some(),
+            };
+            self.cc.skb_marked_lost(&mut self.tp, &skb);
         }
     }
 
@@ -1048,11 +1073,13 @@ impl TcpSender {
                     m.flags &= !RETRANS;
                     self.retrans_out -= 1;
                     self.tp.lost += 1;
+                    self.notify_skb_loss_event(i);
                 }
             } else {
                 m.flags |= LOST;
                 self.lost_out += 1;
                 self.tp.lost += 1;
+                self.notify_skb_loss_event(i);
             }
         }
         let state = self.tp.ca_state;
