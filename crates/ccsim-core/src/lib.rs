@@ -16,6 +16,7 @@
 pub mod api;
 pub mod cc;
 pub mod control;
+pub mod emulate;
 pub mod engine;
 pub mod flow;
 pub mod net;

@@ -240,6 +240,125 @@ fn run<'py>(
     Ok((summary, tables, pcap))
 }
 
+/// Run a scenario in real time with its TCP flows played by kernel sockets (see
+/// `ccsim_core::emulate`). Builds the scenario (raising `ScenarioError` before anything
+/// is created), creates TUN devices `sender_tun` and `receiver_tun`, calls `ready()`, which
+/// wires them into the namespaces, starts the traffic and returns time zero as a
+/// `time.monotonic()` value, then runs to the scenario's end. `progress(fraction)` is
+/// called about every 100 ms (signals are checked there too); an exception it raises
+/// stops the run and is re-raised. Returns `(summary_json, tables, timing)`.
+#[pyfunction]
+#[pyo3(signature = (text, fmt, sender_tun, receiver_tun, base_port, ready, progress))]
+#[allow(clippy::too_many_arguments)]
+fn emulate<'py>(
+    py: Python<'py>,
+    text: &str,
+    fmt: &str,
+    sender_tun: &str,
+    receiver_tun: &str,
+    base_port: u16,
+    ready: Py<PyAny>,
+    progress: Py<PyAny>,
+) -> PyResult<(String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    use ccsim_core::emulate::{self, tun::Tun};
+    let scenario = parse_and_validate(py, text, fmt)?;
+    let world = ccsim_core::sim::build(&scenario).map_err(scenario_error)?;
+    let rate_bps = world.bottleneck_rate_bps();
+    let open = |name: &str| {
+        Tun::open(name).map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err(format!("cannot create TUN device {name}: {e}"))
+        })
+    };
+    let tuns = [open(sender_tun)?, open(receiver_tun)?];
+    let start_s: f64 = ready.call0(py)?.extract(py)?;
+    let start_ns = (start_s * 1e9) as u64;
+    let mut raised: Option<PyErr> = None;
+    let mut on_progress = |fraction: f64| -> bool {
+        let result = Python::attach(|py| -> PyResult<()> {
+            py.check_signals()?;
+            progress.call1(py, (fraction,))?;
+            Ok(())
+        });
+        match result {
+            Ok(()) => true,
+            Err(err) => {
+                raised = Some(err);
+                false
+            }
+        }
+    };
+    let outcome = py.detach(|| {
+        emulate::run(
+            world,
+            [&tuns[0], &tuns[1]],
+            base_port,
+            start_ns,
+            &mut on_progress,
+        )
+    });
+    drop(tuns);
+    if let Some(err) = raised {
+        return Err(err);
+    }
+    let out =
+        outcome.map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("emulator I/O: {e}")))?;
+    let summary = serde_json::to_string(&out.output.summary)
+        .map_err(|err| PyValueError::new_err(format!("cannot serialise the run summary: {err}")))?;
+    let tables = tables_to_py(py, &out.output.tables)?;
+    let t = &out.timing;
+    let timing = PyDict::new(py);
+    timing.set_item("releases", t.releases)?;
+    timing.set_item("p50_us", t.p50_ns as f64 / 1e3)?;
+    timing.set_item("p99_us", t.p99_ns as f64 / 1e3)?;
+    timing.set_item("max_us", t.max_ns as f64 / 1e3)?;
+    timing.set_item("injected", t.injected)?;
+    timing.set_item("ignored", t.ignored)?;
+    timing.set_item("write_failures", t.write_failures)?;
+    timing.set_item("wall_s", t.wall_s)?;
+    timing.set_item("realtime_priority", t.realtime_priority)?;
+    timing.set_item("bottleneck_rate_bps", rate_bps)?;
+    Ok((summary, tables, timing))
+}
+
+/// What an emulation of the scenario must play with kernel sockets: one dict per TCP flow
+/// (flow ids in order) with `group`, `cc` (the algorithm's name), `cc_params` (names of
+/// parameters set beside `kind`), `start_s`, `stop_s` (or None), `rtt_ms`, `sizes_bytes`
+/// (empty for bulk), `ecn`, `sack`, `delayed_ack`, `pacing`, `mss`, `initial_window`,
+/// `deadline`, `ppv`, `changes` (how many scheduled parameter changes). Raises
+/// `ScenarioError` if the scenario does not build.
+#[pyfunction]
+fn emulation_plan<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound<'py, PyList>> {
+    let sc = parse_and_validate(py, text, fmt)?;
+    ccsim_core::sim::build(&sc).map_err(scenario_error)?;
+    let out = PyList::empty(py);
+    for (gi, g) in sc.flows.iter().enumerate() {
+        for d in &g.drawn {
+            let f = PyDict::new(py);
+            f.set_item("group", gi)?;
+            f.set_item("cc", &g.cc.kind)?;
+            f.set_item("cc_params", g.cc.params.keys().collect::<Vec<_>>())?;
+            f.set_item("start_s", d.start.ns as f64 / 1e9)?;
+            f.set_item("stop_s", g.stop.map(|s| s.ns as f64 / 1e9))?;
+            f.set_item("rtt_ms", d.rtt.ns as f64 / 1e6)?;
+            f.set_item(
+                "sizes_bytes",
+                d.sizes.iter().map(|b| b.bytes).collect::<Vec<_>>(),
+            )?;
+            f.set_item("ecn", g.ecn)?;
+            f.set_item("sack", g.sack)?;
+            f.set_item("delayed_ack", g.delayed_ack)?;
+            f.set_item("pacing", g.pacing)?;
+            f.set_item("mss", g.mss)?;
+            f.set_item("initial_window", g.initial_window)?;
+            f.set_item("deadline", g.deadline.is_some())?;
+            f.set_item("ppv", g.ppv.is_some())?;
+            f.set_item("changes", g.changes.len())?;
+            out.append(f)?;
+        }
+    }
+    Ok(out)
+}
+
 /// What running a scenario will cost, estimated before building it: a dict with
 /// `flows`, `bottleneck_packets`, `events`, `wall_s`, `series_rows`, `memory_bytes`
 /// (see `ccsim_core::sim::estimate`). Raises `ScenarioError` if it does not parse.
@@ -394,6 +513,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulation_plan, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(duration_ns, m)?)?;

@@ -393,6 +393,19 @@ impl Scheduler {
         }
     }
 
+    /// When the next pending event is due, if any (the real-time emulator sleeps until
+    /// then).
+    pub fn next_time_ns(&self) -> Option<u64> {
+        let heads = [self.network.peek_key(), self.other.peek_key()];
+        let front = self.front.map(|f| f.key);
+        heads
+            .into_iter()
+            .chain(std::iter::once(front))
+            .flatten()
+            .min()
+            .map(|k| (k >> 64) as u64)
+    }
+
     pub fn pending(&self) -> usize {
         self.network.len() + self.other.len() + self.front.is_some() as usize
     }

@@ -8,6 +8,7 @@
 
 mod build;
 pub mod estimate;
+mod external;
 pub(crate) mod world;
 
 use std::time::Instant;

@@ -109,6 +109,12 @@ pub struct World {
     pub(crate) marker_of: Vec<Option<u32>>,
     /// Every measurement of the run.
     pub(crate) rec: Recorders,
+    /// Emulation (`crate::emulate`): the TCP flows' endpoints are kernel sockets outside
+    /// the simulation, so their packets reaching an endpoint are parked in
+    /// `external_arrivals` for the emulator to write out, and their simulated senders
+    /// never start. Off in every simulated run.
+    pub(crate) external_tcp: bool,
+    pub(crate) external_arrivals: Vec<PacketId>,
 }
 
 impl World {
@@ -434,6 +440,8 @@ impl World {
             Event::LineArrive(k) => self.line_arrive(k),
             Event::QdiscTimer(l) => datapath::on_qdisc_timer(self, l),
             Event::TcpTimer { flow, timer } => self.tcp_timer(flow, timer),
+            // Emulated: the kernel's socket plays this flow (see `external_tcp`).
+            Event::FlowStart(_) if self.external_tcp => {}
             Event::FlowStart(f) => {
                 let now = self.sched.now();
                 let mut io = TcpIo {
@@ -513,6 +521,11 @@ impl World {
         p.hop += 1;
         if next.0 & Next::ENDPOINT == 0 {
             self.link_enqueue(next.0, id);
+            return;
+        }
+        if self.external_tcp && p.kind != PacketKind::Udp {
+            self.counters[p.flow as usize].arrived += 1;
+            self.external_arrivals.push(id);
             return;
         }
         let pkt: Packet = *p;

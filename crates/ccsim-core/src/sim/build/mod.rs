@@ -85,6 +85,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         markers,
         marker_of,
         rec,
+        external_tcp: false,
+        external_arrivals: Vec::new(),
     };
     schedule::qdisc_timers(&mut world);
     schedule::changes(sc, &mut world)?;
