@@ -1,4 +1,4 @@
-"""The ``ccsim`` command: run, sweep, reproduce, validate, plot, demo, bench.
+"""The ``ccsim`` command: run, emulate, sweep, reproduce, validate, plot, demo, bench.
 
 Bad input (a scenario error, an unreadable file, an unusable output path) prints one line,
 ``error: ...``, on stderr and exits with status 2 without touching the output directory.
@@ -293,6 +293,61 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise BadInput(str(exc)) from exc
 
 
+def cmd_emulate(args: argparse.Namespace) -> int:
+    """Run the scenario's network in real time with kernel TCP flows (ccsim.emulate)."""
+    from ccsim import api
+    from ccsim.emulate import EmulationError, Refusal, emulate
+    from ccsim.output import OutputDirError, check_output_dir
+    from ccsim.results import PlotError
+
+    source = _load(args.scenario, _overrides(args))
+    out = _output(args.output)
+    formats = _formats(args)
+    api.check(source)
+    try:
+        check_output_dir(out)
+    except OutputDirError as exc:
+        raise BadInput(str(exc)) from exc
+    progress = None
+    if _show_progress(args):
+
+        def progress(fraction: float) -> None:
+            print(f"\r  emulating {source.label}: {fraction:4.0%}", end="", file=sys.stderr)
+
+    try:
+        result = emulate(source, progress=progress)
+    except Refusal as exc:
+        raise BadInput(str(exc)) from exc
+    except (EmulationError, OSError) as exc:
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        if progress is not None:
+            print(file=sys.stderr)
+    status = EXIT_OK
+    try:
+        result.write(out, plots=not args.no_plots, plot_formats=formats)
+    except PlotError as exc:
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
+        status = EXIT_FAILED
+    t = result.summary["emulation"]
+    line = (
+        f"emulator timing error (release lateness): p50 {t['p50_us']:.0f} us, p99 "
+        f"{t['p99_us']:.0f} us, max {t['max_us']:.0f} us over {t['releases']} packets; "
+        f"tolerance {t['tolerance_us']:.0f} us (half a 1500 B packet at the bottleneck)"
+    )
+    if not t["within_tolerance"]:
+        line = "warning: " + line + ": exceeded, the emulated queue's timing is off"
+    print(line, file=sys.stderr)
+    if not args.quiet:
+        from ccsim.report import print_report, report_console
+
+        console = report_console()
+        print_report(result.summary, console, label=source.label + " (emulated)")
+        console.print(f"results in [bold]{out}[/bold]")
+    return status
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from ccsim import bench
     from ccsim.report import report_console
@@ -367,6 +422,23 @@ def build_parser() -> argparse.ArgumentParser:
     set_option(p)
     output_options(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "emulate",
+        help="run a scenario's network in real time with the kernel's TCP as its flows",
+        description="Emulate a scenario: its TCP flows are played by this machine's kernel "
+        "(each flow's congestion control set per socket) in two network namespaces joined "
+        "through TUN devices by ccsim's engine, which runs the scenario's links, queue "
+        "disciplines and reverse path at wall-clock time. Writes DIR as `ccsim run` does "
+        "(queue tables from the emulated queue, goodput from the receivers, cwnd and srtt "
+        "from TCP_INFO) and reports the emulator's timing error. Needs root (CAP_NET_ADMIN) "
+        "and /dev/net/tun; exit 2 with one line otherwise.",
+    )
+    p.add_argument("scenario", help="scenario file (.toml, or .json)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="result directory")
+    set_option(p)
+    output_options(p)
+    p.set_defaults(func=cmd_emulate)
 
     p = sub.add_parser(
         "sweep",

@@ -1,0 +1,228 @@
+"""The kernel's traffic for ``ccsim emulate``: a receiver and a sender program, one per
+network namespace, run as ``python traffic.py {send,recv} CONFIG.json OUT.json``.
+
+Standard library only (it starts in the namespaces in a fraction of a second). Times are
+``time.monotonic()`` (``CLOCK_MONOTONIC``, shared with the emulator): flow ``i`` starts at
+``t0 + start_s`` and its data goes to the receiver's port ``base_port + i``.
+
+- ``recv`` listens on every flow's port and counts the bytes each flow delivers in each
+  stats interval (goodput as the application sees it) and when a finite transfer's last
+  byte arrived;
+- ``send`` opens each flow's connection at its start time with the flow's congestion
+  control set on the socket (``TCP_CONGESTION``), writes a bulk stream until the flow's
+  stop (or the run's end) or its finite transfer, and samples ``TCP_INFO`` every
+  interval (cwnd, ssthresh, srtt, unacked, total retransmissions, segments sent).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import socket
+import struct
+import sys
+import threading
+import time
+
+# struct tcp_info (include/uapi/linux/tcp.h) up to tcpi_data_segs_out: 8 u8, 24 u32,
+# 4 u64, 6 u32.
+TCP_INFO_FORMAT = "8B24I4Q6I"
+TCP_INFO_FIELDS = (
+    "state",
+    "ca_state",
+    "retransmits",
+    "probes",
+    "backoff",
+    "options",
+    "wscale",
+    "app_limited",
+    "rto",
+    "ato",
+    "snd_mss",
+    "rcv_mss",
+    "unacked",
+    "sacked",
+    "lost",
+    "retrans",
+    "fackets",
+    "last_data_sent",
+    "last_ack_sent",
+    "last_data_recv",
+    "last_ack_recv",
+    "pmtu",
+    "rcv_ssthresh",
+    "rtt",
+    "rttvar",
+    "snd_ssthresh",
+    "snd_cwnd",
+    "advmss",
+    "reordering",
+    "rcv_rtt",
+    "rcv_space",
+    "total_retrans",
+    "pacing_rate",
+    "max_pacing_rate",
+    "bytes_acked",
+    "bytes_received",
+    "segs_out",
+    "segs_in",
+    "notsent_bytes",
+    "min_rtt",
+    "data_segs_in",
+    "data_segs_out",
+)
+TCP_INFO_BYTES = struct.calcsize(TCP_INFO_FORMAT)
+CHUNK = 1 << 16
+SO_MAX_PACING_RATE = 47  # include/uapi/asm-generic/socket.h
+
+
+def tcp_info(sock: socket.socket) -> dict[str, int]:
+    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_BYTES)
+    return dict(zip(TCP_INFO_FIELDS, struct.unpack(TCP_INFO_FORMAT, raw), strict=True))
+
+
+def sleep_until(t: float) -> None:
+    while True:
+        left = t - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(left, 0.05))
+
+
+def receive(cfg: dict, out_path: str) -> None:
+    t0, interval = cfg["t0"], cfg["interval_s"]
+    end = t0 + cfg["duration_s"]
+    n_bins = int(cfg["duration_s"] / interval) + 2
+    sel = selectors.DefaultSelector()
+    flows = cfg["flows"]
+    bins = [[0] * n_bins for _ in flows]
+    total = [0] * len(flows)
+    done_at: list[float | None] = [None] * len(flows)
+    for i, _ in enumerate(flows):
+        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind((cfg["receiver_ip"], cfg["base_port"] + i))
+        ls.listen(4)
+        ls.setblocking(False)
+        sel.register(ls, selectors.EVENT_READ, ("listen", i))
+    buf = bytearray(CHUNK)
+    while time.monotonic() < end:
+        for key, _ in sel.select(timeout=0.05):
+            role, i = key.data
+            if role == "listen":
+                conn, _ = key.fileobj.accept()
+                conn.setblocking(False)
+                sel.register(conn, selectors.EVENT_READ, ("data", i))
+                continue
+            try:
+                n = key.fileobj.recv_into(buf)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                n = 0
+            now = time.monotonic()
+            if n == 0:
+                sel.unregister(key.fileobj)
+                key.fileobj.close()
+                continue
+            b = int((now - t0) / interval)
+            if 0 <= b < n_bins:
+                bins[i][b] += n
+            total[i] += n
+            size = flows[i]["size_bytes"]
+            if size and done_at[i] is None and total[i] >= size:
+                done_at[i] = now - t0
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump({"bins": bins, "total": total, "done_at": done_at}, f)
+
+
+def send(cfg: dict, out_path: str) -> None:
+    t0, interval = cfg["t0"], cfg["interval_s"]
+    end = t0 + cfg["duration_s"]
+    flows = cfg["flows"]
+    socks: list[socket.socket | None] = [None] * len(flows)
+    errors: list[str | None] = [None] * len(flows)
+    samples: list[list] = [[] for _ in flows]
+    finals: list[dict | None] = [None] * len(flows)
+
+    def run_flow(i: int) -> None:
+        f = flows[i]
+        stop = min(end, t0 + f["stop_s"]) if f["stop_s"] is not None else end
+        sleep_until(t0 + f["start_s"])
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
+        if f["pacing"]:
+            # A finite SO_MAX_PACING_RATE turns on the kernel's internal pacing at the
+            # rate it computes (net/core/sock.c: sk_pacing_status = SK_PACING_NEEDED).
+            s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("Q", 1 << 40))
+        try:
+            s.settimeout(max(0.1, stop - time.monotonic()))
+            s.connect((cfg["receiver_ip"], cfg["base_port"] + i))
+        except OSError as exc:
+            errors[i] = f"connect: {exc}"
+            return
+        socks[i] = s
+        left = f["size_bytes"] or None
+        payload = b"\0" * CHUNK
+        try:
+            while time.monotonic() < stop and (left is None or left > 0):
+                s.settimeout(max(0.01, min(0.1, stop - time.monotonic())))
+                try:
+                    n = s.send(payload if left is None else payload[: min(CHUNK, left)])
+                except TimeoutError:
+                    continue
+                if left is not None:
+                    left -= n
+        except OSError as exc:
+            errors[i] = f"send: {exc}"
+
+    threads = [threading.Thread(target=run_flow, args=(i,), daemon=True) for i in range(len(flows))]
+    for t in threads:
+        t.start()
+    k = 1
+    while True:
+        sleep_until(t0 + k * interval)
+        now = time.monotonic()
+        for i, s in enumerate(socks):
+            if s is None or s.fileno() < 0:
+                continue
+            try:
+                info = tcp_info(s)
+            except OSError:
+                continue
+            samples[i].append(
+                [
+                    now - t0,
+                    info["snd_cwnd"],
+                    info["snd_ssthresh"],
+                    info["rtt"],
+                    info["unacked"],
+                    info["total_retrans"],
+                    info["data_segs_out"],
+                    info["bytes_acked"],
+                ]
+            )
+            finals[i] = info
+        if now >= end:
+            break
+        k += 1
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump({"samples": samples, "final": finals, "errors": errors}, f)
+    sys.stdout.flush()
+    os._exit(0)  # the connections need no orderly close: the network goes away next
+
+
+def main(argv: list[str]) -> int:
+    role, cfg_path, out_path = argv
+    with open(cfg_path, encoding="utf-8") as f:
+        cfg = json.load(f)
+    if role == "recv":
+        receive(cfg, out_path)
+    else:
+        send(cfg, out_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
