@@ -138,10 +138,24 @@ def _tag(proc: subprocess.Popen[str]) -> str:
     return f"ccs{proc.pid % 100000}"
 
 
+ECN_CODEL = """
+duration = "3s"
+seed = 1
+measure = { start = "1s" }
+[bottleneck]
+rate = "10Mbps"
+queue = { kind = "codel", limit = "1000pkts", ecn = true }
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+ecn = true
+"""
+
+
 @needs_emulation
 def test_emulation_writes_tables_and_timing_and_leaves_nothing(tmp_path: Path) -> None:
     scenario = tmp_path / "s.toml"
-    scenario.write_text(SHORT.format(duration="3s", queue="pie", cc="cubic"))
+    scenario.write_text(ECN_CODEL)
     out = tmp_path / "out"
     proc = _start(scenario, out)
     _, err = proc.communicate(timeout=60)
@@ -151,11 +165,18 @@ def test_emulation_writes_tables_and_timing_and_leaves_nothing(tmp_path: Path) -
     t = summary["emulation"]
     assert t["releases"] > 1000 and t["injected"] >= t["releases"]
     assert 0 <= t["p50_us"] <= t["p99_us"] <= t["max_us"]
+    # No offload merged segments: every packet at most one MTU (1448 + 52 bytes).
+    assert 0 < t["max_packet_bytes"] <= 1500
     flow = summary["flows"][0]
     assert flow["algorithm"] == "cubic (linux)"
     # One flow alone at 10 Mbit/s over 2 s of measurement: most of the link (tolerant).
     assert 5 < flow["goodput_mbps"] <= 10
     assert summary["bottleneck"]["utilisation"] > 0.5
+    # CoDel marks instead of dropping, and the kernel sees the CE the emulator wrote into
+    # the IP header: its cwnd comes down without a loss. Were the mark lost on the way,
+    # slow start would fill the 1000-packet queue and drop.
+    assert summary["bottleneck"]["marks"] > 0
+    assert summary["bottleneck"]["drops"] == 0 and flow["retransmits"] == 0
     assert (out / "cc_trace.parquet").exists() and (out / "queue_series.parquet").exists()
     assert _leftovers(_tag(proc)) == []
 

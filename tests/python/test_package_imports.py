@@ -23,7 +23,7 @@ from helpers import REPO
 PACKAGE = REPO / "python" / "ccsim"
 
 #: Module name prefixes that belong to the ns-3 harness or to ns-3 itself.
-HARNESS = ("ccsim_ns3", "ccsim.compare", "ccsim.differential", "ns3", "cppyy")
+HARNESS = ("ccsim_ns3", "ccsim_linux", "ccsim.compare", "ccsim.differential", "ns3", "cppyy")
 
 
 def _modules_after(code: str) -> list[str]:

@@ -314,6 +314,7 @@ fn emulate<'py>(
     timing.set_item("injected", t.injected)?;
     timing.set_item("ignored", t.ignored)?;
     timing.set_item("write_failures", t.write_failures)?;
+    timing.set_item("max_packet_bytes", t.max_packet_bytes)?;
     timing.set_item("wall_s", t.wall_s)?;
     timing.set_item("realtime_priority", t.realtime_priority)?;
     timing.set_item("bottleneck_rate_bps", rate_bps)?;

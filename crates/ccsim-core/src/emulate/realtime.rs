@@ -25,6 +25,9 @@ pub struct Timing {
     pub injected: u64,
     pub ignored: u64,
     pub write_failures: u64,
+    /// The largest IP packet read from a TUN (at most one MTU when no offload merged
+    /// segments, as the simulation assumes).
+    pub max_packet_bytes: u32,
     /// Wall-clock seconds of the loop.
     pub wall_s: f64,
     /// The loop ran under `SCHED_FIFO` (see `RealtimePriority`).
@@ -180,6 +183,7 @@ impl Emulator<'_> {
                     self.timing.ignored += 1;
                     continue;
                 };
+                self.timing.max_packet_bytes = self.timing.max_packet_bytes.max(v.total_len);
                 let id = world.inject_tcp(f, side == 0, v.total_len, v.payload_len, v.ecn);
                 self.payloads.put(id, pkt);
                 self.timing.injected += 1;
