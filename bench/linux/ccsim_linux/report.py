@@ -1,0 +1,205 @@
+# ruff: noqa: RUF001  (the report prints the multiplication and minus signs, as RESULTS.md does)
+"""``bench/LINUX.md``: per case and metric, ccsim vs Linux, the paired difference with its
+95 % interval, the target and the verdict of ``ccsim_ns3.agreement`` (the same rule as
+``bench/DIFFERENTIAL.md``); every miss carries a reason from ``reasons.py`` or "not yet
+explained"."""
+
+from __future__ import annotations
+
+import math
+import platform
+import statistics
+import time
+from typing import Any
+
+from ccsim_linux.reasons import reason_for
+from ccsim_ns3 import agreement
+
+TARGETS = (
+    "utilisation within 2 percentage points; each group's goodput share within 5 % relative "
+    "(cases with two groups); sojourn p50 and p90 within 15 % or 2 ms, whichever is larger; "
+    "drop probability within 20 % relative (when either side has 20 drops or more in all its "
+    "runs; fewer is reported without a target)"
+)
+MARK = {agreement.WITHIN: "✅", agreement.OVERLAP: "✅~", agreement.OUTSIDE: "❌"}
+MIN_DROPS = 20
+
+
+def _ci(d: agreement.PairedDifference, fmt: str) -> str:
+    if d.half_width is None:
+        return "(1 pair)"
+    if math.isinf(d.half_width):
+        return "±∞"
+    return "±" + format(d.half_width, fmt)
+
+
+def compare_case(entry: dict[str, Any], n_flows: int) -> list[dict[str, Any]]:
+    """One row per metric: values, difference, interval, tolerance, verdict."""
+    runs = entry["runs"]
+    sim = [r["sim"] for r in runs]
+    lin = [r["linux"] for r in runs]
+    rows: list[dict[str, Any]] = []
+
+    def absolute(
+        metric: str,
+        key: str,
+        unit: str,
+        tol: float | None,
+        fmt: str = ".2f",
+        diff_unit: str | None = None,
+    ) -> None:
+        xs, ys = [m[key] for m in sim], [m[key] for m in lin]
+        d = agreement.mean_difference(xs, ys)
+        du = unit if diff_unit is None else diff_unit
+        rows.append(
+            {
+                "metric": metric,
+                "sim": f"{statistics.fmean(xs):{fmt}}{unit}",
+                "linux": f"{statistics.fmean(ys):{fmt}}{unit}",
+                "diff": f"{d.diff:+{fmt}}{du}",
+                "ci": _ci(d, fmt),
+                "target": f"±{tol:{fmt}}{du}" if tol is not None else "·",
+                "verdict": agreement.verdict(d.diff, tol, d.half_width)
+                if tol is not None
+                else None,
+            }
+        )
+
+    absolute("utilisation", "utilisation_pct", "%", 2.0, diff_unit=" pp")
+    n_groups = len(runs[0]["sim"]["group_goodput_mbps"])
+    absolute("goodput (sum)", "goodput_mbps", " Mbps", None, ".3f")
+    if n_groups > 1:
+        for g in range(n_groups):
+            xs = [m["group_goodput_mbps"][g] for m in sim]
+            ys = [m["group_goodput_mbps"][g] for m in lin]
+            dx = [m["goodput_mbps"] for m in sim]
+            dy = [m["goodput_mbps"] for m in lin]
+            d = agreement.relative_difference(xs, ys, dx, dy)
+            share = lambda a, b: sum(a) / sum(b) if sum(b) else 0.0  # noqa: E731
+            rows.append(
+                {
+                    "metric": f"share of group {g}",
+                    "sim": f"{share(xs, dx):.3f}",
+                    "linux": f"{share(ys, dy):.3f}",
+                    "diff": f"{100 * d.diff:+.1f}%",
+                    "ci": _ci(d.scaled(100), ".1f") + ("%" if d.half_width is not None else ""),
+                    "target": "±5%",
+                    "verdict": agreement.verdict(d.diff, 0.05, d.half_width),
+                }
+            )
+    if n_flows > 1:
+        absolute("Jain index", "jain", "", None, ".3f")
+    for q in ("p50", "p90"):
+        key = f"sojourn_{q}_ms"
+        tol = max(2.0, 0.15 * statistics.fmean(m[key] for m in sim))
+        absolute(f"sojourn {q}", key, " ms", tol)
+    dx, dy = [m["drops"] for m in sim], [m["drops"] for m in lin]
+    ax, ay = [m["arrivals"] for m in sim], [m["arrivals"] for m in lin]
+    d = agreement.relative_difference(dx, dy, ax, ay)
+    targeted = max(sum(dx), sum(dy)) >= MIN_DROPS
+    rows.append(
+        {
+            "metric": "drop probability",
+            "sim": f"{100 * sum(dx) / max(1, sum(ax)):.3f}% ({sum(dx)})",
+            "linux": f"{100 * sum(dy) / max(1, sum(ay)):.3f}% ({sum(dy)})",
+            "diff": "n/a" if math.isinf(d.diff) else f"{100 * d.diff:+.0f}%",
+            "ci": ""
+            if math.isinf(d.diff)
+            else _ci(d.scaled(100), ".0f") + ("%" if d.half_width is not None else ""),
+            "target": "±20%" if targeted else "·",
+            "verdict": agreement.verdict(d.diff, 0.20, d.half_width) if targeted else None,
+        }
+    )
+    absolute("retransmits", "retransmits", "", None, ".1f")
+    return rows
+
+
+def render(data: dict[str, Any], cases: list[Any], command: str, started: str, load: str) -> str:
+    by_name = {c.name: c for c in cases}
+    lines = [
+        "# ccsim vs the Linux kernel: the same scenarios, simulated and emulated",
+        "",
+        f"Generated by `{command}` — do not edit.",
+        "",
+        f"- **date**: {started}",
+        f"- **machine**: {platform.machine()}, kernel {platform.release()}, {load}",
+        "- **sides**: *ccsim* simulates the scenario; *Linux* runs it through `ccsim emulate`: "
+        "the kernel's `reno`, `cubic` and `bbr` (set per socket with `TCP_CONGESTION`) in two "
+        "network namespaces, joined through TUN devices by ccsim's engine in real time, so "
+        "the bottleneck, its queue discipline and the reverse path are ccsim's on both sides "
+        "and the comparison isolates the TCP senders and receivers",
+        "- **runs**: paired; run *i* of a case has the same seed and the same jittered flow "
+        "starts (0-100 ms) on both sides; 12 s each, measured from 4 s",
+        f"- **targets**: {TARGETS}",
+        "- **rule** (`bench/ns3/ccsim_ns3/agreement.py`, as `bench/DIFFERENTIAL.md`): a metric "
+        "agrees when the paired mean difference is within the target (✅), or when its 95 % "
+        "confidence interval overlaps the target band while being no wider than three bands "
+        "(✅~); else ❌. A case agrees when every metric with a target does.",
+        "",
+    ]
+    summary_rows = []
+    body = []
+    agreeing = 0
+    measured = 0
+    for name, entry in data.items():
+        if not entry["runs"] or name not in by_name:
+            continue
+        measured += 1
+        rows = compare_case(entry, len(by_name[name].group_of_flow()))
+        misses = [r for r in rows if r["verdict"] == agreement.OUTSIDE]
+        ok = not misses
+        agreeing += ok
+        timing = [r["timing"] for r in entry["runs"]]
+        p99 = max(t["p99_us"] for t in timing)
+        mx = max(t["max_us"] for t in timing)
+        tol = timing[0]["tolerance_us"]
+        sim_wall = statistics.fmean(r["sim_wall_s"] for r in entry["runs"])
+        dur = entry["runs"][0]["duration_s"]
+        summary_rows.append(
+            f"| {name} | {entry['describe']} | {len(entry['runs'])} | {'✅' if ok else '❌'} | "
+            f"{p99:.0f} / {mx:.0f} µs ({'ok' if p99 <= tol else 'over'} {tol:.0f}) | "
+            f"{dur / sim_wall:,.0f}× |"
+        )
+        body.append(f"### {name}: {entry['describe']}")
+        body.append("")
+        body.append("| metric | ccsim | Linux | Linux − ccsim | 95% CI | target | |")
+        body.append("| --- | ---: | ---: | ---: | ---: | ---: | :---: |")
+        for r in rows:
+            mark = MARK.get(r["verdict"], "·")
+            body.append(
+                f"| {r['metric']} | {r['sim']} | {r['linux']} | {r['diff']} | {r['ci']} | "
+                f"{r['target']} | {mark} |"
+            )
+        body.append("")
+        for r in misses:
+            body.append(
+                f"- **{r['metric']}** ({r['diff']}): {reason_for(by_name[name], r['metric'], r)}"
+            )
+        if entry.get("failures"):
+            body.append(f"- failed runs: {'; '.join(entry['failures'])}")
+        if misses or entry.get("failures"):
+            body.append("")
+    lines += [
+        "## Summary",
+        "",
+        f"**{agreeing} of {measured} cases agree on every metric with a target** "
+        f"({100 * agreeing / max(1, measured):.0f} %).",
+        "",
+        "Timing: the emulator's release lateness (p99 / max over the case's runs) against "
+        "its tolerance, half a 1500-byte packet's serialisation time at the bottleneck. "
+        "Speed: simulated seconds per wall-clock second of ccsim's simulation (the emulation "
+        "runs at 1×).",
+        "",
+        "| case | scenario | pairs | agrees | timing p99 / max (tolerance) | ccsim speed |",
+        "| --- | --- | ---: | :---: | --- | ---: |",
+        *summary_rows,
+        "",
+        "## Per case",
+        "",
+        *body,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def now_utc() -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

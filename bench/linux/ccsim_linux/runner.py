@@ -1,0 +1,81 @@
+"""Run each case's paired runs: run ``i`` simulated by ccsim and emulated with the
+kernel's TCP (``ccsim.emulate``), the same scenario text (seed, jittered starts) on
+both sides. Results go to a JSON file after every pair, so a long campaign resumes."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from ccsim_linux.scenarios import Case
+
+
+def metrics(summary: dict[str, Any], case: Case) -> dict[str, Any]:
+    """What the comparison reads from a run's summary (same keys on both sides)."""
+    b = summary["bottleneck"]
+    flows = [f for f in summary["flows"] if f["protocol"] == "tcp"]
+    groups = case.group_of_flow()
+    by_group = [0.0] * len(case.groups)
+    for f, g in zip(flows, groups, strict=True):
+        by_group[g] += f["goodput_mbps"]
+    return {
+        "utilisation_pct": 100 * b["utilisation"],
+        "goodput_mbps": sum(f["goodput_mbps"] for f in flows),
+        "group_goodput_mbps": by_group,
+        "jain": summary.get("jain_index"),
+        "sojourn_p50_ms": b["sojourn_p50_ms"],
+        "sojourn_p90_ms": b["sojourn_p90_ms"],
+        "drops": b["drops"],
+        "marks": b["marks"],
+        "arrivals": b["arrivals"],
+        "retransmits": sum(f["retransmits"] for f in flows),
+    }
+
+
+def run_pair(case: Case, run: int) -> dict[str, Any]:
+    from ccsim import api
+    from ccsim.emulate import emulate
+
+    text = case.toml(run)
+    source = api.ScenarioSource(text=text, fmt="toml", label=f"{case.name}#{run}")
+    t = time.perf_counter()
+    sim = api.simulate(source)
+    sim_wall = time.perf_counter() - t
+    emu = emulate(source, warn=lambda m: None)
+    return {
+        "run": run,
+        "sim": metrics(sim.summary, case),
+        "linux": metrics(emu.summary, case),
+        "sim_wall_s": sim_wall,
+        "duration_s": sim.summary["duration_s"],
+        "timing": {k: v for k, v in emu.summary["emulation"].items()},
+    }
+
+
+def run_cases(cases: list[Case], runs: int, store: Path, log=print) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(store.read_text()) if store.exists() else {}
+    for case in cases:
+        entry = data.setdefault(case.name, {"describe": case.describe(), "runs": []})
+        done = {r["run"] for r in entry["runs"]}
+        for run in range(runs):
+            if run in done:
+                continue
+            t = time.perf_counter()
+            try:
+                pair = run_pair(case, run)
+            except Exception as exc:  # a failed emulation is recorded, not fatal
+                log(f"{case.name}#{run}: failed: {exc}")
+                entry.setdefault("failures", []).append(f"run {run}: {exc}")
+                continue
+            entry["runs"].append(pair)
+            store.write_text(json.dumps(data, indent=1) + "\n")
+            tm = pair["timing"]
+            log(
+                f"{case.name}#{run}: {time.perf_counter() - t:.1f} s; util sim "
+                f"{pair['sim']['utilisation_pct']:.1f} linux "
+                f"{pair['linux']['utilisation_pct']:.1f}; "
+                f"timing p99 {tm['p99_us']:.0f} us"
+            )
+    return data
