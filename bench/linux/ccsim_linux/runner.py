@@ -5,6 +5,7 @@ both sides. Results go to a JSON file after every pair, so a long campaign resum
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,9 @@ def run_pair(case: Case, run: int) -> dict[str, Any]:
 
 def run_cases(cases: list[Case], runs: int, store: Path, log=print) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(store.read_text()) if store.exists() else {}
+    meta = data.setdefault("_meta", {})
+    meta.setdefault("started", time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    load0 = os.getloadavg()[0]
     for case in cases:
         entry = data.setdefault(case.name, {"describe": case.describe(), "runs": []})
         done = {r["run"] for r in entry["runs"]}
@@ -78,4 +82,10 @@ def run_cases(cases: list[Case], runs: int, store: Path, log=print) -> dict[str,
                 f"{pair['linux']['utilisation_pct']:.1f}; "
                 f"timing p99 {tm['p99_us']:.0f} us"
             )
+    meta["ended"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    meta["load"] = (
+        f"load average {load0:.2f} at the start, {os.getloadavg()[0]:.2f} at the end "
+        f"({os.cpu_count()} cores, shared; the emulator runs under SCHED_FIFO)"
+    )
+    store.write_text(json.dumps(data, indent=1) + "\n")
     return data
