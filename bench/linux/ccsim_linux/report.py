@@ -186,9 +186,8 @@ def render(data: dict[str, Any], cases: list[Any], command: str, started: str, l
             )
         body.append("")
         for r in misses:
-            body.append(
-                f"- **{r['metric']}** ({r['diff']}): {reason_for(by_name[name], r['metric'], r, entry)}"
-            )
+            why = reason_for(by_name[name], r["metric"], r, entry)
+            body.append(f"- **{r['metric']}** ({r['diff']}): {why}")
         if entry.get("failures"):
             body.append(f"- failed runs: {'; '.join(entry['failures'])}")
         if misses or entry.get("failures"):
