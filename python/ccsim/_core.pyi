@@ -25,6 +25,20 @@ def run(
     control_interval_ns: int = 100_000_000,
 ) -> tuple[str, RawTables, bytes | None]: ...
 def estimate(text: str, fmt: str) -> dict[str, float]: ...
+
+#: Real-time emulation (ccsim.emulate): what the kernel must play, one dict per TCP flow.
+def emulation_plan(text: str, fmt: str) -> list[dict[str, Any]]: ...
+
+#: Run in real time between TUN devices; (summary_json, tables, timing).
+def emulate(
+    text: str,
+    fmt: str,
+    sender_tun: str,
+    receiver_tun: str,
+    base_port: int,
+    ready: Callable[[], float],
+    progress: Callable[[float], None],
+) -> tuple[str, dict[str, dict[str, tuple[str, Any]]], dict[str, Any]]: ...
 def duration_ns(text: str, key: str) -> int: ...
 def version() -> str: ...
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ccsim.emulate.checks import Refusal, check_environment, check_plan, kernel_ccs
-from ccsim.emulate.netns import RECEIVER_IP, EmulationError, Namespaces
+from ccsim.emulate.netns import RECEIVER_IP, RECEIVER_NET, EmulationError, Namespaces, ip
 
 __all__ = ["TOLERANCE", "EmulationError", "Refusal", "emulate"]
 
@@ -110,12 +110,8 @@ def emulate(
         ns.wire(_sysctls(settings))
         mtu = settings["mss"] + 52
         for dev, name in ((ns.sender_tun, ns.sender), (ns.receiver_tun, ns.receiver)):
-            from ccsim.emulate.netns import ip
-
             ip("-n", name, "link", "set", dev, "mtu", str(mtu))
         if settings["initial_window"] != 10:
-            from ccsim.emulate.netns import RECEIVER_NET, ip
-
             ip(
                 "-n",
                 ns.sender,
