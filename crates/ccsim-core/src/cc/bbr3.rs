@@ -1822,6 +1822,11 @@ impl CongestionControl for Bbr3 {
         true
     }
 
+    /// v3 reads `rs.lost`, `rs.delivered_ce`, `rs.tx_in_flight` and `skb_marked_lost`.
+    fn needs_extended_rate_sample(&self) -> bool {
+        true
+    }
+
     /// `bbr_main()` (without the fast path and PLB).
     fn cong_control(&mut self, tp: &mut CcState, rs: &RateSample) {
         self.ctx_sample_bw = 0;
