@@ -19,6 +19,7 @@
 pub mod abe;
 pub mod bbr;
 pub mod bbr3;
+pub mod bbr_common;
 pub mod cdg;
 pub mod cubic;
 pub mod dctcp;
