@@ -1,6 +1,6 @@
 //! Issue 37, BBRv3 (google/bbr `v3` branch, `net/ipv4/tcp_bbr.c`) beside BBR v1 in full
-//! simulations, short and tolerant (the longer numbers are in the example sweeps under
-//! `examples/bbr3/`):
+//! simulations, short and tolerant (the longer runs, with the figure and the claims
+//! judged, are the experiment `ccsim reproduce extra:bbr3`):
 //! - shallow buffer: two flows, 0.5 BDP DropTail, 50 Mbit/s, 40 ms: v3 keeps its
 //!   retransmission rate near its 2 % `loss_thresh`, v1 several times higher;
 //! - coexistence with CUBIC at 1 BDP: v3 takes less than v1;
