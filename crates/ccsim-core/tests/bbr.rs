@@ -7,39 +7,11 @@
 //! 10 Mbps carries 10e6 / (1500 x 8) = 833.3 packets/s of 1448 + 52 bytes; at 40 ms one
 //! BDP is 33.3 packets.
 
+mod bbr_harness;
+
+use bbr_harness::{run, table, var};
 use ccsim_core::api;
-use ccsim_core::results::{Column, RunOutput, Table};
-
-fn run(text: &str) -> RunOutput {
-    api::run(&api::parse(text, "toml").expect("valid scenario"), None).expect("runs")
-}
-
-fn table<'a>(out: &'a RunOutput, name: &str) -> &'a Table {
-    out.tables.iter().find(|t| t.name == name).expect("table")
-}
-
-/// `(time, value)` of one traced controller variable of flow 0.
-fn var(out: &RunOutput, which: &str) -> Vec<(f64, f64)> {
-    let v = table(out, "cc_vars");
-    let (
-        Some(Column::F64(t)),
-        Some(Column::U32(id)),
-        Some(Column::Str(name)),
-        Some(Column::F64(val)),
-    ) = (
-        v.column("time_s"),
-        v.column("flow_id"),
-        v.column("name"),
-        v.column("value"),
-    )
-    else {
-        panic!("cc_vars columns")
-    };
-    (0..t.len())
-        .filter(|&i| id[i] == 0 && name[i] == which)
-        .map(|i| (t[i], val[i]))
-        .collect()
-}
+use ccsim_core::results::{Column, RunOutput};
 
 fn single_flow(duration: &str, measure_from: &str, stats: &str) -> RunOutput {
     run(&format!(

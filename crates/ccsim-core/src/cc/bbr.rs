@@ -46,19 +46,17 @@
 //!   `bbr_cwnd_gain`, `bbr_min_rtt_win_sec`, `bbr_probe_rtt_mode_ms`, `bbr_full_bw_thresh`,
 //!   `bbr_full_bw_cnt`, `bbr_extra_acked_gain`) are parameters with Linux's defaults.
 
+pub use super::bbr_common::Mode;
+use super::bbr_common::{
+    delivered_mstamp_us, jiffies, now_us, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BBR_UNIT,
+    BW_SCALE, BW_UNIT, GSO_MAX_SIZE, MAX_TCP_HEADER, PACING_SHIFT,
+};
 use super::{
     CaEvent, CaState, CcState, CongestionControl, RateSample, ReductionCause, INFINITE_SSTHRESH,
 };
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::params::{self, Algorithm, Family, Kind, Param, Settable};
 use crate::scenario::{ParamValue, ScenarioError};
-
-/// Rate unit: packets per µs `<< BW_SCALE` (Linux `BW_SCALE`).
-pub(crate) const BW_SCALE: u32 = 24;
-pub(crate) const BW_UNIT: u64 = 1 << BW_SCALE;
-/// Gain unit (Linux `BBR_SCALE`, `BBR_UNIT`).
-pub(crate) const BBR_SCALE: u32 = 8;
-pub(crate) const BBR_UNIT: u32 = 1 << BBR_SCALE;
 
 /// Phases of the PROBE_BW gain cycle.
 const CYCLE_LEN: u32 = 8;
@@ -102,24 +100,10 @@ const LT_BW_DIFF: u64 = 4000 / 8;
 const LT_BW_MAX_RTTS: u32 = 48;
 const EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
 const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
 const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 /// Below this pacing rate (bit/s) a TSO burst is one packet.
 const MIN_TSO_RATE: u64 = 1_200_000;
 const TCP_INIT_CWND: u32 = 10;
-/// Linux `sk_pacing_shift`: TSO bursts of about 1 ms of data.
-const PACING_SHIFT: u32 = 10;
-const GSO_MAX_SIZE: u64 = 65536;
-const MAX_TCP_HEADER: u64 = 320;
-
-/// BBR's modes (Linux `enum bbr_mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Startup = 0,
-    Drain = 1,
-    ProbeBw = 2,
-    ProbeRtt = 3,
-}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct MinMaxSample {
@@ -437,20 +421,6 @@ impl Bbr {
 
     // ----- conversions --------------------------------------------------------------
 
-    #[inline]
-    fn now_us(tp: &CcState) -> u64 {
-        tp.now_ns / 1000
-    }
-    /// `tcp_jiffies32` at HZ = 1000.
-    #[inline]
-    fn jiffies(tp: &CcState) -> u64 {
-        tp.now_ns / 1_000_000
-    }
-    #[inline]
-    fn delivered_mstamp_us(tp: &CcState) -> u64 {
-        tp.delivered_mstamp_ns / 1000
-    }
-
     /// Linux `bbr_rate_bytes_per_sec()`: a rate in packets/µs `<< 24` with a gain, in
     /// bytes per second, 1 % under.
     fn rate_bytes_per_sec(tp: &CcState, rate: u64, gain: u32) -> u64 {
@@ -633,7 +603,7 @@ impl Bbr {
     /// Linux `bbr_is_next_cycle_phase()`.
     fn is_next_cycle_phase(&self, tp: &CcState, rs: &RateSample) -> bool {
         let is_full_length =
-            us_delta(Self::delivered_mstamp_us(tp), self.cycle_mstamp) > u64::from(self.min_rtt_us);
+            us_delta(delivered_mstamp_us(tp), self.cycle_mstamp) > u64::from(self.min_rtt_us);
         if self.pacing_gain == BBR_UNIT {
             return is_full_length;
         }
@@ -648,7 +618,7 @@ impl Bbr {
 
     fn advance_cycle_phase(&mut self, tp: &CcState) {
         self.cycle_idx = (self.cycle_idx + 1) & (CYCLE_LEN - 1);
-        self.cycle_mstamp = Self::delivered_mstamp_us(tp);
+        self.cycle_mstamp = delivered_mstamp_us(tp);
     }
 
     fn update_cycle_phase(&mut self, tp: &CcState, rs: &RateSample) {
@@ -679,7 +649,7 @@ impl Bbr {
 
     /// Linux `bbr_reset_lt_bw_sampling_interval()`.
     fn reset_lt_bw_sampling_interval(&mut self, tp: &CcState) {
-        self.lt_last_stamp = Self::delivered_mstamp_us(tp) / 1000;
+        self.lt_last_stamp = delivered_mstamp_us(tp) / 1000;
         self.lt_last_delivered = tp.delivered;
         self.lt_last_lost = tp.lost;
         self.lt_rtt_cnt = 0;
@@ -754,7 +724,7 @@ impl Bbr {
         if delivered == 0 || (lost << BBR_SCALE) < LT_LOSS_THRESH * delivered {
             return;
         }
-        let t_ms = (Self::delivered_mstamp_us(tp) / 1000) as i64 - self.lt_last_stamp as i64;
+        let t_ms = (delivered_mstamp_us(tp) / 1000) as i64 - self.lt_last_stamp as i64;
         if t_ms < 1 {
             return;
         }
@@ -807,14 +777,14 @@ impl Bbr {
                 self.extra_acked[self.extra_acked_win_idx] = 0;
             }
         }
-        let epoch_us = us_delta(Self::delivered_mstamp_us(tp), self.ack_epoch_mstamp);
+        let epoch_us = us_delta(delivered_mstamp_us(tp), self.ack_epoch_mstamp);
         let mut expected_acked =
             (self.bw().saturating_mul(epoch_us) / BW_UNIT).min(u64::from(u32::MAX)) as u32;
         if self.ack_epoch_acked <= expected_acked
             || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
         {
             self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = Self::delivered_mstamp_us(tp);
+            self.ack_epoch_mstamp = delivered_mstamp_us(tp);
             expected_acked = 0;
         }
         self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
@@ -858,17 +828,17 @@ impl Bbr {
 
     /// Linux `bbr_check_probe_rtt_done()`.
     fn check_probe_rtt_done(&mut self, tp: &mut CcState) {
-        if !(self.probe_rtt_done_stamp != 0 && Self::jiffies(tp) > self.probe_rtt_done_stamp) {
+        if !(self.probe_rtt_done_stamp != 0 && jiffies(tp) > self.probe_rtt_done_stamp) {
             return;
         }
-        self.min_rtt_stamp = Self::jiffies(tp); // wait a while until PROBE_RTT
+        self.min_rtt_stamp = jiffies(tp); // wait a while until PROBE_RTT
         tp.cwnd = tp.cwnd.max(self.prior_cwnd);
         self.reset_mode(tp);
     }
 
     /// Linux `bbr_update_min_rtt()`: the 10 s min-RTT filter and PROBE_RTT.
     fn update_min_rtt(&mut self, tp: &mut CcState, rs: &RateSample) {
-        let now_j = Self::jiffies(tp);
+        let now_j = jiffies(tp);
         let filter_expired = now_j > self.min_rtt_stamp + self.cfg.min_rtt_win_ms;
         if rs.rtt_ns >= 0 {
             let rtt_us = (rs.rtt_ns / 1000) as u64;
@@ -968,7 +938,7 @@ impl CongestionControl for Bbr {
         if tp.min_rtt_ns == u64::MAX {
             self.min_rtt_us = u32::MAX;
         }
-        self.min_rtt_stamp = Self::jiffies(tp);
+        self.min_rtt_stamp = jiffies(tp);
         self.bw.reset(self.rtt_cnt, 0);
         self.has_seen_rtt = false;
         self.init_pacing_rate_from_rtt(tp);
@@ -981,7 +951,7 @@ impl CongestionControl for Bbr {
         self.cycle_idx = 0;
         self.reset_lt_bw_sampling(tp);
         self.reset_startup_mode();
-        self.ack_epoch_mstamp = Self::now_us(tp);
+        self.ack_epoch_mstamp = now_us(tp);
         self.ack_epoch_acked = 0;
         self.extra_acked_win_rtts = 0;
         self.extra_acked_win_idx = 0;
@@ -1018,7 +988,7 @@ impl CongestionControl for Bbr {
     fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
         if event == CaEvent::TxStart && tp.app_limited != 0 {
             self.idle_restart = true;
-            self.ack_epoch_mstamp = Self::now_us(tp);
+            self.ack_epoch_mstamp = now_us(tp);
             self.ack_epoch_acked = 0;
             // Pace at the estimated bandwidth: no need for more speed after idle.
             if self.mode == Mode::ProbeBw {

@@ -54,7 +54,11 @@
 //! Parameters: every tunable of the source, with its default, is listed once in
 //! [`TABLE`] (name, default, range, help), read through [`params::set`] into [`Bbr3Config`].
 
-use super::bbr::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
+pub use super::bbr_common::Mode;
+use super::bbr_common::{
+    delivered_mstamp_us, jiffies, now_us, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BBR_UNIT,
+    BW_SCALE, BW_UNIT, GSO_MAX_SIZE, MAX_TCP_HEADER, PACING_SHIFT,
+};
 use super::{
     CaEvent, CaState, CcState, CongestionControl, LostSkb, RateSample, ReductionCause,
     INFINITE_SSTHRESH,
@@ -66,23 +70,8 @@ use crate::scenario::{ParamValue, ScenarioError};
 
 /// "No bound yet" (Linux `~0U`).
 const UNSET: u32 = u32::MAX;
-/// Linux `GSO_LEGACY_MAX_SIZE`, `MAX_TCP_HEADER` (as in [`super::bbr`]), `sk_pacing_shift`
-/// and `sysctl_tcp_min_tso_segs`.
-const GSO_LEGACY_MAX_SIZE: u64 = 65536;
-const MAX_TCP_HEADER: u64 = 320;
-const PACING_SHIFT: u32 = 10;
+/// Linux `sysctl_tcp_min_tso_segs`.
 const MIN_TSO_SEGS: u32 = 2;
-/// Linux `bbr_ack_epoch_acked_reset_thresh` (a structural limit of the 20-bit counter).
-const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
-
-/// BBR's modes (Linux `enum bbr_mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Startup = 0,
-    Drain = 1,
-    ProbeBw = 2,
-    ProbeRtt = 3,
-}
 
 /// The PROBE_BW phases (Linux `enum bbr_pacing_gain_phase`, the `cycle_idx` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -740,19 +729,7 @@ impl Bbr3 {
 
     // ----- conversions --------------------------------------------------------------
 
-    #[inline]
-    fn now_us(tp: &CcState) -> u64 {
-        tp.now_ns / 1000
-    }
-    /// `tcp_jiffies32` at HZ = 1000.
-    #[inline]
-    fn jiffies(tp: &CcState) -> u64 {
-        tp.now_ns / 1_000_000
-    }
-    #[inline]
-    fn delivered_mstamp_us(tp: &CcState) -> u64 {
-        tp.delivered_mstamp_ns / 1000
-    }
+    // (`now_us`, `jiffies`, `delivered_mstamp_us`: [`super::bbr_common`].)
     /// `get_random_u32_below(n)`.
     fn random_below(&mut self, n: u64) -> u64 {
         ((self.rng.uniform() * n as f64) as u64).min(n.saturating_sub(1))
@@ -818,16 +795,16 @@ impl Bbr3 {
         }
     }
 
-    /// `bbr_tso_segs_generic()` with `GSO_LEGACY_MAX_SIZE` (`bbr_tso_segs_goal()`).
+    /// `bbr_tso_segs_generic()` with `GSO_LEGACY_MAX_SIZE` (= [`GSO_MAX_SIZE`]; `bbr_tso_segs_goal()`).
     fn tso_segs_goal(&self, tp: &CcState) -> u32 {
         let mut bytes = tp.pacing_rate >> PACING_SHIFT;
         if self.cfg.tso_rtt_shift > 0 {
             let r = self.min_rtt_us >> self.cfg.tso_rtt_shift;
             if r < 32 {
-                bytes += GSO_LEGACY_MAX_SIZE >> r;
+                bytes += GSO_MAX_SIZE >> r;
             }
         }
-        let bytes = bytes.min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
+        let bytes = bytes.min(GSO_MAX_SIZE - 1 - MAX_TCP_HEADER);
         ((bytes / u64::from(tp.mss.max(1))) as u32).max(MIN_TSO_SEGS)
     }
 
@@ -966,14 +943,14 @@ impl Bbr3 {
                 self.extra_acked[self.extra_acked_win_idx] = 0;
             }
         }
-        let epoch_us = Self::delivered_mstamp_us(tp).saturating_sub(self.ack_epoch_mstamp);
+        let epoch_us = delivered_mstamp_us(tp).saturating_sub(self.ack_epoch_mstamp);
         let mut expected_acked =
             (u64::from(self.bw()) * epoch_us / BW_UNIT).min(u64::from(u32::MAX)) as u32;
         if self.ack_epoch_acked <= expected_acked
             || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
         {
             self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = Self::delivered_mstamp_us(tp);
+            self.ack_epoch_mstamp = delivered_mstamp_us(tp);
             expected_acked = 0;
         }
         self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
@@ -985,10 +962,10 @@ impl Bbr3 {
 
     /// `bbr_check_probe_rtt_done()`.
     fn check_probe_rtt_done(&mut self, tp: &mut CcState) {
-        if !(self.probe_rtt_done_stamp != 0 && Self::jiffies(tp) > self.probe_rtt_done_stamp) {
+        if !(self.probe_rtt_done_stamp != 0 && jiffies(tp) > self.probe_rtt_done_stamp) {
             return;
         }
-        self.probe_rtt_min_stamp = Self::jiffies(tp); // schedule the next PROBE_RTT
+        self.probe_rtt_min_stamp = jiffies(tp); // schedule the next PROBE_RTT
         tp.cwnd = tp.cwnd.max(self.prior_cwnd);
         self.exit_probe_rtt(tp);
     }
@@ -996,7 +973,7 @@ impl Bbr3 {
     /// `bbr_update_min_rtt()`: the probe_rtt_min (5 s) and min_rtt (10 s) filters and
     /// PROBE_RTT.
     fn update_min_rtt(&mut self, tp: &mut CcState, rs: &RateSample) {
-        let now_j = Self::jiffies(tp);
+        let now_j = jiffies(tp);
         let probe_rtt_expired = now_j > self.probe_rtt_min_stamp + self.cfg.probe_rtt_win_ms;
         if rs.rtt_ns >= 0 {
             let rtt_us = (rs.rtt_ns / 1000) as u64;
@@ -1106,7 +1083,7 @@ impl Bbr3 {
 
     /// `bbr_has_elapsed_in_phase()`.
     fn has_elapsed_in_phase(&self, tp: &CcState, interval_us: u64) -> bool {
-        Self::now_us(tp) > self.cycle_mstamp + interval_us
+        now_us(tp) > self.cycle_mstamp + interval_us
     }
 
     /// `bbr_handle_queue_too_high_in_startup()`.
@@ -1410,7 +1387,7 @@ impl Bbr3 {
     fn start_bw_probe_up(&mut self, tp: &CcState) {
         self.ack_phase = AckPhase::ProbeStarting;
         self.next_rtt_delivered = tp.delivered;
-        self.cycle_mstamp = Self::now_us(tp);
+        self.cycle_mstamp = now_us(tp);
         self.reset_full_bw();
         self.full_bw = self.ctx_sample_bw;
         self.set_cycle_idx(Phase::Up);
@@ -1422,7 +1399,7 @@ impl Bbr3 {
         self.reset_congestion_signals();
         self.bw_probe_up_cnt = UNSET; // not growing inflight_hi any more
         self.pick_probe_wait();
-        self.cycle_mstamp = Self::now_us(tp); // start the wall clock
+        self.cycle_mstamp = now_us(tp); // start the wall clock
         self.ack_phase = AckPhase::ProbeStopping;
         self.next_rtt_delivered = tp.delivered;
         self.set_cycle_idx(Phase::Down);
@@ -1715,9 +1692,9 @@ impl CongestionControl for Bbr3 {
             (tp.min_rtt_ns / 1000).min(u64::from(UNSET)) as u32
         };
         self.probe_rtt_min_us = min_rtt_us;
-        self.probe_rtt_min_stamp = Self::jiffies(tp);
+        self.probe_rtt_min_stamp = jiffies(tp);
         self.min_rtt_us = min_rtt_us;
-        self.min_rtt_stamp = Self::jiffies(tp);
+        self.min_rtt_stamp = jiffies(tp);
         self.has_seen_rtt = false;
         self.init_pacing_rate_from_rtt(tp);
         self.round_start = false;
@@ -1728,7 +1705,7 @@ impl CongestionControl for Bbr3 {
         self.cycle_mstamp = 0;
         self.cycle_idx = Phase::Up;
         self.mode = Mode::Startup; // bbr_reset_startup_mode()
-        self.ack_epoch_mstamp = Self::now_us(tp);
+        self.ack_epoch_mstamp = now_us(tp);
         self.ack_epoch_acked = 0;
         self.extra_acked_win_rtts = 0;
         self.extra_acked_win_idx = 0;
@@ -1796,7 +1773,7 @@ impl CongestionControl for Bbr3 {
     fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
         if event == CaEvent::TxStart && tp.app_limited != 0 {
             self.idle_restart = true;
-            self.ack_epoch_mstamp = Self::now_us(tp);
+            self.ack_epoch_mstamp = now_us(tp);
             self.ack_epoch_acked = 0;
             // Pace at the estimated bandwidth: no need for more speed after idle.
             if self.mode == Mode::ProbeBw {
@@ -1819,6 +1796,11 @@ impl CongestionControl for Bbr3 {
     }
 
     fn has_cong_control(&self) -> bool {
+        true
+    }
+
+    /// v3 reads `rs.lost`, `rs.delivered_ce`, `rs.tx_in_flight` and `skb_marked_lost`.
+    fn needs_extended_rate_sample(&self) -> bool {
         true
     }
 

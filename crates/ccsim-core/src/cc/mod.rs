@@ -19,6 +19,7 @@
 pub mod abe;
 pub mod bbr;
 pub mod bbr3;
+pub mod bbr_common;
 pub mod cdg;
 pub mod cubic;
 pub mod dctcp;
@@ -306,12 +307,22 @@ pub trait CongestionControl {
     fn wants_rate_sample(&self) -> bool {
         self.has_cong_control()
     }
+    /// Whether the controller reads BBRv3's additions to the rate sample (`tx.lost`,
+    /// `tx.delivered_ce`, `tx.in_flight` in each packet's snapshot, `rs.lost`,
+    /// `rs.delivered_ce`, `rs.tx_in_flight`) and wants `skb_marked_lost` calls. Linux
+    /// records them for every flow; here only flows whose controller says yes pay for them
+    /// (for the others those fields stay 0), which keeps the per-packet path of the other
+    /// rate-sampling controllers as it was before BBRv3.
+    fn needs_extended_rate_sample(&self) -> bool {
+        false
+    }
     /// Linux `.cong_control`: on every ACK, set cwnd (and `tp.pacing_rate`) from the rate
     /// sample, in place of `cong_avoid`/PRR (`tcp_cong_control`).
     fn cong_control(&mut self, _tp: &mut CcState, _rs: &RateSample) {}
     /// BBRv3's `.skb_marked_lost`: the sender has just marked a packet lost (`tp.lost`
-    /// already counts it; `tcp_notify_skb_loss_event`). Called only for flows that sample
-    /// delivery rates (the snapshot lives there).
+    /// already counts it; `tcp_notify_skb_loss_event`). Called only for flows whose
+    /// controller's [`CongestionControl::needs_extended_rate_sample`] is true (the snapshot
+    /// it reads lives there).
     fn skb_marked_lost(&mut self, _tp: &mut CcState, _skb: &LostSkb) {}
 }
 
@@ -435,6 +446,10 @@ impl CongestionControl for Cc {
     #[inline]
     fn wants_rate_sample(&self) -> bool {
         each_cc!(self, c => c.wants_rate_sample())
+    }
+    #[inline]
+    fn needs_extended_rate_sample(&self) -> bool {
+        each_cc!(self, c => c.needs_extended_rate_sample())
     }
     #[inline]
     fn cong_control(&mut self, tp: &mut CcState, rs: &RateSample) {

@@ -14,7 +14,9 @@
 //! snapshot also holds `tx.delivered_ce`, `tx.lost` and `tx.in_flight` (packets in flight
 //! once the packet was sent, `tcp_set_tx_in_flight`), and the sample carries
 //! `delivered_ce`, `lost` (packets marked lost over the interval) and `tx_in_flight` of the
-//! sampled packet, and `is_ece`. Other controllers ignore them.
+//! sampled packet, and `is_ece`. They are recorded only for a sampler made `extended`
+//! (the controller's [`crate::cc::CongestionControl::needs_extended_rate_sample`]); for
+//! the others they stay 0, as no other controller reads them.
 //!
 //! Cost: the sender keeps a [`RateSampler`] only for controllers whose
 //! [`crate::cc::CongestionControl::wants_rate_sample`] is true; other flows pay one
@@ -80,12 +82,16 @@ pub struct RateSampler {
     pub rate_delivered: u64,
     pub rate_interval_ns: u64,
     pub rate_app_limited: bool,
+    /// Record BBRv3's `tx.delivered_ce`, `tx.lost`, `tx.in_flight` and the sample's
+    /// `delivered_ce`, `lost`, `tx_in_flight`.
+    pub extended: bool,
 }
 
 impl RateSampler {
     /// A sampler for a flow with `outstanding` segments already in flight (a controller
-    /// switched in mid-connection): those carry no snapshot and give no sample.
-    pub fn new(outstanding: usize) -> Self {
+    /// switched in mid-connection): those carry no snapshot and give no sample. `extended`:
+    /// also record BBRv3's fields.
+    pub fn new(outstanding: usize, extended: bool) -> Self {
         RateSampler {
             first_tx_ns: 0,
             tx: std::iter::repeat_n(NO_SNAPSHOT, outstanding).collect(),
@@ -93,11 +99,27 @@ impl RateSampler {
             rate_delivered: 0,
             rate_interval_ns: 0,
             rate_app_limited: false,
+            extended,
         }
     }
 
+    /// A controller switched in mid-connection may read the BBRv3 fields where the old one
+    /// did not: the outstanding snapshots then get the current `tp.lost`,
+    /// `tp.delivered_ce` and `in_flight`, so that losses and CE marks count from the switch.
+    pub fn set_extended(&mut self, extended: bool, tp: &CcState, in_flight: u32) {
+        if extended && !self.extended {
+            for tx in &mut self.tx {
+                tx.delivered_ce = tp.delivered_ce;
+                tx.lost = tp.lost;
+                tx.in_flight = in_flight;
+            }
+        }
+        self.extended = extended;
+    }
+
     /// Linux `tcp_rate_skb_sent()`: the snapshot for a packet sent now, with
-    /// `packets_out` and `in_flight` counted before this packet.
+    /// `packets_out` and `in_flight` counted before this packet (`in_flight` is read only
+    /// when `extended`).
     fn snapshot(
         &mut self,
         tp: &mut CcState,
@@ -110,15 +132,19 @@ impl RateSampler {
             self.first_tx_ns = now_ns;
             tp.delivered_mstamp_ns = now_ns;
         }
-        TxSnapshot {
+        let mut tx = TxSnapshot {
             first_tx_ns: self.first_tx_ns,
             delivered_mstamp_ns: Some(tp.delivered_mstamp_ns),
             delivered: tp.delivered,
             is_app_limited: tp.app_limited != 0,
-            delivered_ce: tp.delivered_ce,
-            lost: tp.lost,
-            in_flight: in_flight + 1,
+            ..NO_SNAPSHOT
+        };
+        if self.extended {
+            tx.delivered_ce = tp.delivered_ce;
+            tx.lost = tp.lost;
+            tx.in_flight = in_flight + 1;
         }
+        tx
     }
 
     /// The snapshot of the segment at scoreboard index `idx`.
@@ -230,9 +256,11 @@ impl RateSampler {
             return;
         };
         rs.delivered = (tp.delivered - rs.prior_delivered) as i64;
-        // BBRv3: CE-echoed deliveries and losses over the same interval.
-        rs.delivered_ce = (tp.delivered_ce - rs.prior_delivered_ce) as i64;
-        rs.lost = (tp.lost - rs.prior_lost) as i64;
+        if self.extended {
+            // BBRv3: CE-echoed deliveries and losses over the same interval.
+            rs.delivered_ce = (tp.delivered_ce - rs.prior_delivered_ce) as i64;
+            rs.lost = (tp.lost - rs.prior_lost) as i64;
+        }
         // Send and ACK phases of the window; the longer one bounds the rate.
         let snd = rs.interval_ns;
         let ack = now_ns.saturating_sub(prior_mstamp) as i64;
@@ -286,7 +314,7 @@ mod tests {
         let mut tp = state(10);
         tp.delivered = 0;
         tp.min_rtt_ns = 100 * MS;
-        let mut r = RateSampler::new(0);
+        let mut r = RateSampler::new(0, false);
         for k in 0..10 {
             r.on_new_sent(&mut tp, 0, k, k);
         }
@@ -317,7 +345,7 @@ mod tests {
         let mut tp = state(4);
         tp.delivered = 0;
         tp.min_rtt_ns = 100 * MS;
-        let mut r = RateSampler::new(0);
+        let mut r = RateSampler::new(0, false);
         for k in 0..4 {
             r.on_new_sent(&mut tp, k as u64 * MS, k, k);
         }
@@ -345,13 +373,36 @@ mod tests {
     }
 
     #[test]
+    fn bbr3_fields_are_recorded_only_when_extended() {
+        // tcp_rate.c v3: the sample's lost/delivered_ce are tp's counts now minus those in
+        // the sampled packet's snapshot; tx_in_flight the packets in flight once it left.
+        for extended in [false, true] {
+            let mut tp = state(10);
+            tp.min_rtt_ns = 0;
+            tp.lost = 7;
+            tp.delivered_ce = 3;
+            let mut r = RateSampler::new(0, extended);
+            r.on_new_sent(&mut tp, 0, 0, 4);
+            r.begin_ack(5);
+            r.on_cum_acked(0, false);
+            tp.delivered += 1;
+            tp.lost += 2;
+            tp.delivered_ce += 1;
+            r.gen(&mut tp, 1, 2, 10 * MS, None, true);
+            let want = if extended { (2, 1, 5) } else { (0, 0, 0) };
+            assert_eq!((r.rs.lost, r.rs.delivered_ce, r.rs.tx_in_flight), want);
+            assert!(r.rs.is_ece);
+        }
+    }
+
+    #[test]
     fn app_limited_marks_samples_until_the_bubble_is_acked() {
         let mut tp = state(10);
         tp.delivered = 100;
         tp.cwnd = 10;
         RateSampler::check_app_limited(&mut tp, 3, 0, 0);
         assert_eq!(tp.app_limited, 103);
-        let mut r = RateSampler::new(0);
+        let mut r = RateSampler::new(0, false);
         r.on_new_sent(&mut tp, 0, 3, 3);
         r.begin_ack(4);
         r.on_cum_acked(0, false);

@@ -42,8 +42,8 @@
 //!   reduction leaves its cwnd alone (`tcp_end_cwnd_reduction`). A controller turns pacing
 //!   on by setting `tp.paced` in `init` (Linux `SK_PACING_NEEDED`). Packets are paced one
 //!   by one (Linux paces TSO bursts of `tcp_tso_segs`).
-//! - For BBRv3 (google/bbr `v3` branch, `tcp_input.c`/`tcp_rate.c`): each packet's rate
-//!   snapshot also records `tp.lost`, `tp.delivered_ce` and the packets in flight once it
+//! - For BBRv3 (google/bbr `v3` branch, `tcp_input.c`/`tcp_rate.c`; only for controllers
+//!   whose `needs_extended_rate_sample` is true): each packet's rate snapshot also records `tp.lost`, `tp.delivered_ce` and the packets in flight once it
 //!   was sent; the rate sample carries `lost`, `delivered_ce`, `tx_in_flight` and `is_ece`;
 //!   every packet marked lost (`tcp_mark_skb_lost`, also at an RTO) is reported to the
 //!   controller after `tp.lost` counts it (`tcp_notify_skb_loss_event` ->
@@ -194,7 +194,8 @@ impl TcpSender {
         };
         let rto_ns = rtt.rto_ns();
         let cong_control = cc.has_cong_control();
-        let rate = (cong_control || cc.wants_rate_sample()).then(|| RateSampler::new(0));
+        let rate = (cong_control || cc.wants_rate_sample())
+            .then(|| RateSampler::new(0, cc.needs_extended_rate_sample()));
         TcpSender {
             total_segs: cfg.total_segments(),
             cfg,
@@ -239,6 +240,17 @@ impl TcpSender {
     #[inline]
     fn packets_out(&self) -> u32 {
         (self.tp.snd_nxt - self.tp.snd_una) as u32
+    }
+
+    /// The packets in flight for a rate snapshot (BBRv3's `tx.in_flight`): counted only when
+    /// the sampler records it.
+    #[inline]
+    fn rate_in_flight(&self) -> u32 {
+        if self.rate.as_ref().is_some_and(|r| r.extended) {
+            self.in_flight()
+        } else {
+            0
+        }
     }
 
     /// Linux `tcp_packets_in_flight()` (RFC 6675 pipe).
@@ -312,7 +324,11 @@ impl TcpSender {
         if !(self.cong_control || self.cc.wants_rate_sample()) {
             self.rate = None;
         } else if self.rate.is_none() {
-            self.rate = Some(RateSampler::new(self.sb.len()));
+            self.rate = Some(RateSampler::new(self.sb.len(), false));
+        }
+        let (extended, in_flight) = (self.cc.needs_extended_rate_sample(), self.in_flight());
+        if let Some(r) = self.rate.as_mut() {
+            r.set_extended(extended, &self.tp, in_flight);
         }
         self.refresh_tp(now_ns);
         self.cc.init(&mut self.tp);
@@ -421,8 +437,11 @@ impl TcpSender {
                     m.flags |= RETRANS | EVER_RETRANS;
                     m.sent_ns = now;
                 }
-                let (idx, packets_out, in_flight) =
-                    (seg - self.tp.snd_una, self.packets_out(), self.in_flight());
+                let (idx, packets_out, in_flight) = (
+                    seg - self.tp.snd_una,
+                    self.packets_out(),
+                    self.rate_in_flight(),
+                );
                 if let Some(r) = self.rate.as_mut() {
                     r.on_retransmit(&mut self.tp, idx as usize, now, packets_out, in_flight);
                 }
@@ -439,7 +458,7 @@ impl TcpSender {
                     self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
                     self.rto_timer.arm(now + self.rto_ns);
                 }
-                let (packets_out, in_flight) = (self.packets_out(), self.in_flight());
+                let (packets_out, in_flight) = (self.packets_out(), self.rate_in_flight());
                 if let Some(r) = self.rate.as_mut() {
                     r.on_new_sent(&mut self.tp, now, packets_out, in_flight);
                 }
@@ -886,7 +905,7 @@ impl TcpSender {
     /// scoreboard index `idx`, tell the controller (`ca_ops->skb_marked_lost`), for flows
     /// that keep the per-packet snapshot it reads.
     fn notify_skb_loss_event(&mut self, idx: usize) {
-        if let Some(r) = self.rate.as_ref() {
+        if let Some(r) = self.rate.as_ref().filter(|r| r.extended) {
             let tx = r.tx(idx);
             let skb = LostSkb {
                 tx_in_flight: tx.in_flight,
