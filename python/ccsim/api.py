@@ -134,6 +134,18 @@ def check(source: ScenarioSource) -> None:
         raise _explained(exc, source) from None
 
 
+def _run_core(
+    text: str, fmt: str, progress: Any, controller: Controller | None, interval_ns: int
+) -> tuple[str, dict[str, Any], bytes | None]:
+    """``_core.run``, or the policy driver for flows with ``cc = { kind = "policy",
+    policy = ... }`` (Python callables as congestion controls, ``ccsim.gym.policy_cc``)."""
+    if "policy" in text:
+        from ccsim.gym.policy_cc import run_core
+
+        return run_core(text, fmt, progress, controller, interval_ns)
+    return _core.run(text, fmt, progress, controller, interval_ns)
+
+
 def simulate(
     source: ScenarioSource,
     progress: Progress = False,
@@ -144,7 +156,7 @@ def simulate(
     interval_ns = _core.duration_ns(control_interval, "control_interval")
     try:
         if callable(progress):
-            summary_json, raw, pcap = _core.run(
+            summary_json, raw, pcap = _run_core(
                 source.text, source.fmt, progress, controller, interval_ns
             )
         elif progress:
@@ -153,11 +165,11 @@ def simulate(
             from ccsim.progress import progress_bar
 
             with progress_bar(enabled=True, description=source.label) as update:
-                summary_json, raw, pcap = _core.run(
+                summary_json, raw, pcap = _run_core(
                     source.text, source.fmt, update, controller, interval_ns
                 )
         else:
-            summary_json, raw, pcap = _core.run(
+            summary_json, raw, pcap = _run_core(
                 source.text, source.fmt, None, controller, interval_ns
             )
     except ScenarioError as exc:

@@ -356,9 +356,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     results = bench.run_all(console, quick=args.quick)
     sweep_results = bench.run_sweep_bench(console, quick=args.quick)
     loop_results = bench.run_loop_bench(console, quick=args.quick)
+    gym_records: list[dict[str, object]] = []
+    try:
+        import gymnasium  # noqa: F401  (the environment's rows need the `rl` extra)
+    except ImportError:
+        console.print("gym: skipped (gymnasium not installed: pip install 'ccsim[rl]')")
+    else:
+        from ccsim.gym import bench as gym_bench
+
+        gym_records = gym_bench.gym_records(gym_bench.run_gym_bench(console, quick=args.quick))
     if args.json:
         records = bench.as_records(results) + bench.sweep_records(sweep_results)
-        records += bench.loop_records(loop_results)
+        records += bench.loop_records(loop_results) + gym_records
         Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
     return EXIT_OK
 

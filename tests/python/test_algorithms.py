@@ -15,7 +15,18 @@ from helpers import REPO, run_cli
 
 DOCS = REPO / "docs" / "algorithms.md"
 
-CC_KINDS = ["newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "bbr", "bbr3", "prague"]
+CC_KINDS = [
+    "newreno",
+    "cubic",
+    "dctcp",
+    "cdg",
+    "ledbat",
+    "vegas",
+    "bbr",
+    "bbr3",
+    "prague",
+    "policy",
+]
 QDISC_KINDS = ["droptail", "pie", "codel", "red", "fq_codel", "csaqm", "pvpie", "dualpi2", "pi2"]
 
 

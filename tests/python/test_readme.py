@@ -33,6 +33,10 @@ SKIPPED = {
     "ccsim sweep SWEEP.toml -o DIR": "a synopsis of the options, not a command",
     "ccsim reproduce 003 -o out/repro": "runs a whole paper's experiments (minutes to "
     "hours); tests/python/test_reproduce*.py cover them",
+    "# train (needs the rl extra": "installs PyTorch with Stable-Baselines3 and trains "
+    "for minutes (docs/gym.md's tutorial)",
+    "# aurora_policy.py": "loads the model the tutorial's training saves",
+    "# aurora_sweep.toml": "evaluates the tutorial's trained model",
 }
 
 #: A line ending in this comment needs that module; dropped when it is not installed.

@@ -3,7 +3,7 @@
 use crate::results::RunOutput;
 use crate::scenario::{Scenario, ScenarioError};
 
-pub use crate::sim::{Control, FlowState, ParamUpdate, ProgressFn};
+pub use crate::sim::{Control, FlowInterval, FlowState, ParamUpdate, ProgressFn, Stepper};
 
 /// [`run`] with an external controller.
 pub fn run_controlled(

@@ -508,6 +508,221 @@ fn tvf_ideal_shares(
     Ok(ccsim_core::ppv::tvf::ideal_shares(&pairs, capacity_bps))
 }
 
+/// Names of the numbers `Stepper.stats()` gives per TCP flow, in order.
+const STAT_FIELDS: [&str; 22] = [
+    "flow_id",
+    "group",
+    "start_ns",
+    "end_ns",
+    "bytes_sent",
+    "bytes_acked",
+    "bytes_delivered",
+    "bytes_lost",
+    "packets_dropped",
+    "packets_marked",
+    "rtt_samples",
+    "rtt_first_ns",
+    "rtt_min_ns",
+    "rtt_mean_ns",
+    "rtt_last_ns",
+    "srtt_ns",
+    "min_rtt_ns",
+    "cwnd_pkts",
+    "mss_bytes",
+    "delivery_rate_bps",
+    "send_rate_bps",
+    "active",
+];
+
+fn interval_row(s: &api::FlowInterval) -> [f64; 22] {
+    [
+        f64::from(s.flow_id),
+        f64::from(s.group),
+        s.start_ns as f64,
+        s.end_ns as f64,
+        s.bytes_sent as f64,
+        s.bytes_acked as f64,
+        s.bytes_delivered as f64,
+        s.bytes_lost as f64,
+        s.packets_dropped as f64,
+        s.packets_marked as f64,
+        s.rtt_samples as f64,
+        s.rtt_first_ns as f64,
+        s.rtt_min_ns as f64,
+        s.rtt_mean_ns as f64,
+        s.rtt_last_ns as f64,
+        s.srtt_ns as f64,
+        s.min_rtt_ns as f64,
+        f64::from(s.cwnd_pkts),
+        f64::from(s.mss_bytes),
+        s.delivery_rate_bps,
+        s.send_rate_bps,
+        f64::from(u8::from(s.active)),
+    ]
+}
+
+/// A run advanced from Python one interval at a time (`ccsim.gym`): `advance(until_ns)`
+/// simulates with the GIL released, `stats()` gives every TCP flow's numbers since the
+/// last call (one list per flow, in `STAT_FIELDS` order), `set_param(flow, name, value)`
+/// commands a flow's congestion control, `finish()` runs to the end and returns what
+/// `run` returns.
+/// `unsendable`: a queue discipline keeps a `RefCell`, so a run stays on the thread that
+/// built it (it still simulates with the GIL released).
+#[pyclass(module = "ccsim._core", unsendable)]
+struct Stepper {
+    inner: Option<Box<api::Stepper>>,
+    started: std::time::Instant,
+}
+
+impl Stepper {
+    fn get(&self) -> PyResult<&api::Stepper> {
+        self.inner
+            .as_deref()
+            .ok_or_else(|| PyValueError::new_err("this run has finished"))
+    }
+    fn get_mut(&mut self) -> PyResult<&mut api::Stepper> {
+        self.inner
+            .as_deref_mut()
+            .ok_or_else(|| PyValueError::new_err("this run has finished"))
+    }
+}
+
+#[pymethods]
+impl Stepper {
+    #[classattr]
+    const STAT_FIELDS: [&'static str; 22] = STAT_FIELDS;
+
+    /// Parse, validate and build a scenario (`fmt`: "toml" or "json") at time 0.
+    #[new]
+    fn new(py: Python<'_>, text: &str, fmt: &str) -> PyResult<Self> {
+        let stepper = py
+            .detach(|| {
+                let scenario = api::parse(text, fmt)?;
+                api::Stepper::new(&scenario)
+            })
+            .map_err(scenario_error)?;
+        Ok(Stepper {
+            inner: Some(Box::new(stepper)),
+            started: std::time::Instant::now(),
+        })
+    }
+
+    #[getter]
+    fn now_ns(&self) -> PyResult<u64> {
+        Ok(self.get()?.now_ns())
+    }
+
+    #[getter]
+    fn duration_ns(&self) -> PyResult<u64> {
+        Ok(self.get()?.duration_ns())
+    }
+
+    #[getter]
+    fn tcp_flows(&self) -> PyResult<usize> {
+        Ok(self.get()?.tcp_flows())
+    }
+
+    /// Each TCP flow's base RTT (propagation and serialisation), ns.
+    fn path_rtt_ns(&self) -> PyResult<Vec<u64>> {
+        Ok(self.get()?.path_rtt_ns())
+    }
+
+    /// Simulate up to `until_ns` with the GIL released; whether time is left.
+    fn advance(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<bool> {
+        let inner = self.get_mut()?;
+        Ok(py.detach(|| inner.advance(until_ns)))
+    }
+
+    /// Every TCP flow's statistics since the last call, `STAT_FIELDS` order.
+    fn stats(&mut self) -> PyResult<Vec<[f64; 22]>> {
+        Ok(self
+            .get_mut()?
+            .interval_stats()
+            .iter()
+            .map(interval_row)
+            .collect())
+    }
+
+    /// Flow `flow_id`'s statistics since its last read (only its interval restarts).
+    fn flow_stats(&mut self, flow_id: usize) -> PyResult<[f64; 22]> {
+        let inner = self.get_mut()?;
+        if flow_id >= inner.tcp_flows() {
+            return Err(PyValueError::new_err(format!("no TCP flow {flow_id}")));
+        }
+        Ok(interval_row(&inner.flow_interval(flow_id)))
+    }
+
+    /// Set parameter `name` of flow `flow_id`'s congestion control (a number, bool or
+    /// string, as in a scenario file).
+    fn set_param(&mut self, flow_id: u32, name: &str, value: Bound<'_, PyAny>) -> PyResult<()> {
+        let value = if let Ok(b) = value.extract::<bool>() {
+            ParamValue::Bool(b)
+        } else if let Ok(x) = value.extract::<f64>() {
+            ParamValue::Number(x)
+        } else {
+            ParamValue::Str(value.extract::<String>()?)
+        };
+        self.get_mut()?
+            .set_param(flow_id, name, value)
+            .map_err(scenario_error)
+    }
+
+    /// Run to the end; `(summary_json, tables, pcap)` as `run` returns them.
+    fn finish<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<(String, Bound<'py, PyDict>, Option<Bound<'py, PyBytes>>)> {
+        let inner = self
+            .inner
+            .take()
+            .ok_or_else(|| PyValueError::new_err("this run has finished"))?;
+        let wall_s = self.started.elapsed().as_secs_f64();
+        let output = py.detach(move || inner.finish(wall_s));
+        let summary = serde_json::to_string(&output.summary).map_err(|err| {
+            PyValueError::new_err(format!("cannot serialise the run summary: {err}"))
+        })?;
+        let tables = tables_to_py(py, &output.tables)?;
+        let pcap = output.pcap.as_deref().map(|b| PyBytes::new(py, b));
+        Ok((summary, tables, pcap))
+    }
+}
+
+/// Advance several steppers, each to its own time, in one call with the GIL released
+/// (a vector environment's step). Returns whether each has time left.
+#[pyfunction]
+fn advance_many(
+    py: Python<'_>,
+    mut steppers: Vec<PyRefMut<'_, Stepper>>,
+    until_ns: Vec<u64>,
+) -> PyResult<Vec<bool>> {
+    if steppers.len() != until_ns.len() {
+        return Err(PyValueError::new_err(
+            "advance_many: one time per stepper expected",
+        ));
+    }
+    let mut inners = Vec::with_capacity(steppers.len());
+    for s in steppers.iter_mut() {
+        inners.push(
+            s.inner
+                .take()
+                .ok_or_else(|| PyValueError::new_err("this run has finished"))?,
+        );
+    }
+    let (inners, left) = py.detach(move || {
+        let mut inners = inners;
+        let left: Vec<bool> = inners
+            .iter_mut()
+            .zip(&until_ns)
+            .map(|(s, &t)| s.advance(t))
+            .collect();
+        (inners, left)
+    });
+    for (s, inner) in steppers.iter_mut().zip(inners) {
+        s.inner = Some(inner);
+    }
+    Ok(left)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
@@ -523,6 +738,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(tvf_values, m)?)?;
     m.add_function(wrap_pyfunction!(tvf_ideal_shares, m)?)?;
+    m.add_class::<Stepper>()?;
+    m.add_function(wrap_pyfunction!(advance_many, m)?)?;
     m.add("__version__", ccsim_core::VERSION)?;
     Ok(())
 }

@@ -50,7 +50,12 @@ def simulate(
     as the core gives them (the store converts a whole batch to Arrow at once). An
     exception raised by ``progress`` stops the run and propagates."""
     # A sweep keeps tables, not captures: `[trace] pcap` is for single runs.
-    summary_json, raw, _pcap = _core.run(text, "json", progress)
+    if '"policy"' in text:  # flows driven by Python policies (ccsim.gym.policy_cc)
+        from ccsim.gym.policy_cc import run_core
+
+        summary_json, raw, _pcap = run_core(text, "json", progress)
+    else:
+        summary_json, raw, _pcap = _core.run(text, "json", progress)
     return json.loads(summary_json), {name: raw[name] for name in series if name in raw}
 
 

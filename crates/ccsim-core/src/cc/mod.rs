@@ -26,6 +26,7 @@ pub mod dctcp;
 pub mod knob;
 pub mod ledbat;
 pub mod newreno;
+pub mod policy;
 pub mod prague;
 pub mod reno;
 pub mod vegas;
@@ -340,6 +341,7 @@ pub enum Cc {
     Prague(prague::Prague),
     Bbr(bbr::Bbr),
     Bbr3(bbr3::Bbr3),
+    Policy(policy::Policy),
 }
 
 macro_rules! each_cc {
@@ -354,6 +356,7 @@ macro_rules! each_cc {
             Cc::Prague($c) => $body,
             Cc::Bbr($c) => $body,
             Cc::Bbr3($c) => $body,
+            Cc::Policy($c) => $body,
         }
     };
 }
@@ -371,6 +374,7 @@ impl Cc {
             Cc::Prague(_) => "prague",
             Cc::Bbr(_) => "bbr",
             Cc::Bbr3(_) => "bbr3",
+            Cc::Policy(_) => "policy",
         }
     }
 
@@ -462,7 +466,7 @@ impl CongestionControl for Cc {
 
 /// Names accepted in `cc = ...` (`reno` is an alias of `newreno`).
 pub const KNOWN_KINDS: &[&str] = &[
-    "newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "bbr", "bbr3", "prague",
+    "newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "bbr", "bbr3", "prague", "policy",
 ];
 
 /// Seed of CDG's random stream until the simulator passes a per-flow one
@@ -489,6 +493,7 @@ pub fn build(spec: &AlgoSpec, path: &str) -> Result<Cc, ScenarioError> {
         "prague" => Cc::Prague(prague::Prague::default()),
         "bbr" => Cc::Bbr(bbr::Bbr::new(DEFAULT_CC_SEED)),
         "bbr3" => Cc::Bbr3(bbr3::Bbr3::new(DEFAULT_CC_SEED)),
+        "policy" => Cc::Policy(policy::Policy::default()),
         other => {
             return Err(ScenarioError::new(
                 format!("{path}.kind"),
@@ -525,6 +530,7 @@ pub fn tables() -> Vec<crate::params::AlgorithmDoc> {
         bbr::TABLE.describe(),
         bbr3::TABLE.describe(),
         prague::TABLE.describe(),
+        policy::TABLE.describe(),
     ]
 }
 

@@ -9,6 +9,7 @@
 mod build;
 pub mod estimate;
 mod external;
+pub mod stepper;
 pub(crate) mod world;
 
 use std::time::Instant;
@@ -22,6 +23,7 @@ pub use crate::qdisc::droptail::Limit as DropTailLimit;
 pub use crate::trace::TABLE_NAMES;
 pub use build::build;
 pub use estimate::{estimate, Estimate};
+pub use stepper::{FlowInterval, Stepper};
 pub use world::{FlowState, ParamUpdate, World};
 
 /// Called with the fraction of simulated time done, about every 1% of the run.
