@@ -241,8 +241,9 @@ fn run<'py>(
 }
 
 /// What running a scenario will cost, estimated before building it: a dict with
-/// `flows`, `bottleneck_packets`, `events`, `wall_s`, `series_rows`, `memory_bytes`
-/// (see `ccsim_core::sim::estimate`). Raises `ScenarioError` if it does not parse.
+/// `flows`, `bottleneck_packets`, `events`, `wall_s`, `series_rows`, `memory_bytes`,
+/// `offered_packets`, `qdisc_updates`, `trace_rows` (`{key: rows}`) and `largest`
+/// (`(key, bytes)`: the scenario key costing the most memory) (see `ccsim_core::sim::estimate`). Raises `ScenarioError` if it does not parse.
 #[pyfunction]
 fn estimate<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound<'py, PyDict>> {
     let scenario = api::parse(text, fmt).map_err(scenario_error)?;
@@ -254,6 +255,14 @@ fn estimate<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound<'py, 
     d.set_item("wall_s", e.wall_s)?;
     d.set_item("series_rows", e.series_rows)?;
     d.set_item("memory_bytes", e.memory_bytes)?;
+    d.set_item("offered_packets", e.offered_packets)?;
+    d.set_item("qdisc_updates", e.qdisc_updates)?;
+    let traces = PyDict::new(py);
+    for (key, rows) in &e.trace_rows {
+        traces.set_item(*key, *rows)?;
+    }
+    d.set_item("trace_rows", traces)?;
+    d.set_item("largest", (e.largest.0, e.largest.1))?;
     Ok(d)
 }
 
