@@ -37,6 +37,12 @@ const MIN_WINDOW_PKTS: f64 = 2.0;
 const EVENTS_PER_SECOND: f64 = 8.0e6;
 /// Output rows built per second (summing, columns, conversion).
 const ROWS_PER_SECOND: f64 = 1.0e7;
+/// Wall seconds per pair of flows: building and summarising a run grows with the square
+/// of its flow count (measured 2026-11 with PIE at 10 Mbit/s for 0.5 s: 25 k flows 4.5 s,
+/// 50 k 12.7 s, 100 k 52 s, of which the simulation itself 0.8 / 2.3 / - s); until that
+/// is found and made linear, the estimate says so (100,001 flows were estimated at
+/// 0.087 s and took 145 s, issue 33).
+const SECONDS_PER_FLOW_PAIR: f64 = 6.0e-9;
 /// Bytes per flow built (endpoints, access links, routes, counters).
 const BYTES_PER_FLOW: f64 = 6_000.0;
 /// Bytes per output row over its life (Rust columns, Python bytes, Arrow).
@@ -250,7 +256,9 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         offered_packets: offered,
         qdisc_updates,
         events,
-        wall_s: events / EVENTS_PER_SECOND + (series_rows + trace_total) / ROWS_PER_SECOND,
+        wall_s: events / EVENTS_PER_SECOND
+            + (series_rows + trace_total) / ROWS_PER_SECOND
+            + SECONDS_PER_FLOW_PAIR * (flows as f64).powi(2),
         series_rows,
         trace_rows,
         memory_bytes,
