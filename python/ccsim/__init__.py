@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # imported when first used (below): see __getattr__
     from ccsim import ppv
     from ccsim._core import ScenarioError
     from ccsim.api import run, validate
+    from ccsim.cancel import cancel_runs
     from ccsim.results import RunResult
     from ccsim.scenario import SweepError
     from ccsim.sweeps.runner import SweepReport, sweep
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # imported when first used (below): see __getattr__
 _LAZY = {
     "ScenarioError": "ccsim._core",
     "run": "ccsim.api",
+    "cancel_runs": "ccsim.cancel",
     "validate": "ccsim.api",
     "RunResult": "ccsim.results",
     "SweepReport": "ccsim.sweeps.runner",
@@ -67,6 +69,7 @@ __all__ = [
     "SweepError",
     "SweepReport",
     "__version__",
+    "cancel_runs",
     "ppv",
     "read_series",
     "run",

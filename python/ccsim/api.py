@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import Any
 
 from ccsim import _core
 from ccsim._core import ScenarioError
+from ccsim.cancel import install_sigint_hook, watcher
 from ccsim.results import RunResult
 from ccsim.scenario import InputTooLarge, SweepError, apply_overrides, read_input
 
@@ -83,12 +86,51 @@ def load_scenario(scenario: Scenario, overrides: Mapping[str, Any] | None = None
         doc = apply_overrides(doc, overrides)
     except SweepError as exc:
         raise ScenarioError(str(exc)) from None
-    return ScenarioSource(json.dumps(doc, default=str), "json", source.label, dict(overrides))
+    return json_source(doc, source.label, overrides)
+
+
+def _plain(value: Any, path: str, non_finite: list[tuple[str, str]]) -> Any:
+    """``value`` with NumPy scalars as Python numbers (``numpy.int64(2)`` is 2, not the
+    string ``"2"``) and each non-finite float read as 0 and listed in ``non_finite`` with
+    its key path (JSON has no NaN: it was a syntax error without the key, issue 33)."""
+    if isinstance(value, Mapping):
+        return {
+            k: _plain(v, f"{path}.{k}" if path else str(k), non_finite) for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{path}[{i}]", non_finite) for i, v in enumerate(value)]
+    item = getattr(value, "item", None)
+    if type(value).__module__ == "numpy" and callable(item):
+        value = item()  # a NumPy scalar (np.int64, np.float32, np.bool_, np.str_)
+    if isinstance(value, float) and not math.isfinite(value):
+        non_finite.append((path, "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"))
+        return 0
+    return value
+
+
+def json_source(doc: Mapping[str, Any], label: str, overrides: Mapping[str, Any] | None = None):
+    """A scenario document as JSON text for the core. A non-finite number is refused
+    naming its key, after the schema's own errors (``bogus = nan`` is an unknown key)."""
+    non_finite: list[tuple[str, str]] = []
+    text = json.dumps(_plain(doc, "", non_finite), default=str)
+    source = ScenarioSource(text, "json", label, dict(overrides or {}))
+    if non_finite:
+        at, written = non_finite[0]
+        try:
+            _core.estimate(text, "json")  # parses only
+        except ScenarioError as exc:
+            message = str(exc)
+            head = message.split(": ", 1)[0]
+            about_it = any(head.startswith(p) or p.startswith(head) for p, _ in non_finite)
+            if "unknown key" in message or not about_it:
+                raise _explained(exc, source) from None
+        raise ScenarioError(f"{at}: expected a finite number, got {written}")
+    return source
 
 
 def _load_scenario(scenario: Scenario) -> ScenarioSource:
     if isinstance(scenario, Mapping):
-        return ScenarioSource(json.dumps(scenario, default=str), "json", "<dict>")
+        return json_source(scenario, "<dict>")
     if isinstance(scenario, str) and _looks_like_json(scenario):
         return ScenarioSource(scenario, "json", "<string>")
     if isinstance(scenario, str) and _looks_like_toml(scenario):
@@ -151,13 +193,14 @@ def simulate(
     progress: Progress = False,
     controller: Controller | None = None,
     control_interval: str = "100ms",
+    cancel: threading.Event | None = None,
 ) -> RunResult:
     """Run already-loaded scenario text (see :func:`run`)."""
     interval_ns = _core.duration_ns(control_interval, "control_interval")
     try:
         if callable(progress):
             summary_json, raw, pcap = _run_core(
-                source.text, source.fmt, progress, controller, interval_ns
+                source.text, source.fmt, watcher(progress, cancel), controller, interval_ns
             )
         elif progress:
             # rich's progress module only when a bar is shown: it is a tenth of the
@@ -166,11 +209,11 @@ def simulate(
 
             with progress_bar(enabled=True, description=source.label) as update:
                 summary_json, raw, pcap = _run_core(
-                    source.text, source.fmt, update, controller, interval_ns
+                    source.text, source.fmt, watcher(update, cancel), controller, interval_ns
                 )
         else:
             summary_json, raw, pcap = _run_core(
-                source.text, source.fmt, None, controller, interval_ns
+                source.text, source.fmt, watcher(None, cancel), controller, interval_ns
             )
     except ScenarioError as exc:
         raise _explained(exc, source) from None
@@ -192,6 +235,7 @@ def run(
     controller: Controller | None = None,
     control_interval: str = "100ms",
     overrides: Mapping[str, Any] | None = None,
+    cancel: threading.Event | None = None,
 ) -> RunResult:
     """Simulate a scenario and return its summary and tables.
 
@@ -205,5 +249,16 @@ def run(
     them (``overrides``) and the scenario as run (``scenario``). The simulation runs with
     the GIL released. Raises :class:`ccsim.ScenarioError` for invalid input, including a
     bad parameter change.
+
+    Ctrl-C stops a run in any thread: on the main thread the run raises
+    ``KeyboardInterrupt`` within about 0.1 s; in another thread (a ``ThreadPoolExecutor``)
+    it raises ``KeyboardInterrupt`` there within about 0.1 s too, as long as SIGINT has
+    Python's default handler (see :mod:`ccsim.cancel`; with a handler of your own, call
+    :func:`ccsim.cancel_runs` from it). ``cancel``, a ``threading.Event``, stops this run
+    (``KeyboardInterrupt``) when it is set.
     """
-    return simulate(load_scenario(scenario, overrides), progress, controller, control_interval)
+    source = load_scenario(scenario, overrides)
+    return simulate(source, progress, controller, control_interval, cancel)
+
+
+install_sigint_hook()  # Ctrl-C also reaches runs in worker threads (ccsim.cancel)

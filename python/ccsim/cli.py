@@ -95,20 +95,22 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
     from ccsim import api
     from ccsim.estimate import estimate, long_run_warning, too_big
     from ccsim.output import OutputDirError, check_output_dir
-    from ccsim.results import PlotError, idle_warning
+    from ccsim.results import PlotError, budget_warnings, idle_warning
 
     if not args.quiet:  # rich only for the report; imported before anything is written
         from ccsim.report import print_report, report_console
     formats = _formats(args)
+    # the memory check first: building the network to validate it takes about what the
+    # run's flows take, and 3 million flows aborted validation at 7.7 GB (issue 33)
+    cost = estimate(source)
+    refusal = too_big(cost, source.label)
+    if refusal:
+        raise BadInput(refusal)
     api.check(source)
     try:
         check_output_dir(out)
     except OutputDirError as exc:
         raise BadInput(str(exc)) from exc
-    cost = estimate(source)
-    refusal = too_big(cost, source.label)
-    if refusal:
-        raise BadInput(refusal)
     warning = long_run_warning(cost)
     if warning and not args.quiet:
         print(warning, file=sys.stderr)
@@ -119,9 +121,9 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
     except PlotError as exc:
         print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         status = EXIT_FAILED
-    warning = idle_warning(result.summary)
-    if warning:
-        print(warning, file=sys.stderr)
+    for warning in [*budget_warnings(result.summary), idle_warning(result.summary)]:
+        if warning:
+            print(warning, file=sys.stderr)
     if not args.quiet:
         console = report_console()
         print_report(result.summary, console, label=source.label)
@@ -166,13 +168,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from ccsim.estimate import describe, estimate, too_big
 
     source = _load(args.scenario, _overrides(args))
+    cost = estimate(source)
+    refusal = too_big(cost, source.label)
+    if refusal:  # validating builds the network: it would not fit either
+        raise BadInput(f"{refusal} (validating builds the network: it does not fit either)")
     api.check(source)
     print(f"ok: {args.scenario}")
-    cost = estimate(source)
     print(describe(cost))
-    refusal = too_big(cost, source.label)
-    if refusal:
-        print(f"warning: {refusal} (ccsim run will refuse it)")
     return EXIT_OK
 
 

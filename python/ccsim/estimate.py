@@ -17,13 +17,19 @@ LONG_RUN_S = 600.0
 
 
 def estimate(source: ScenarioSource) -> dict[str, Any]:
-    """The core's estimate for already-loaded scenario text."""
-    from ccsim import _core
+    """The core's estimate for already-loaded scenario text (parsing only: no building,
+    so it is cheap whatever the flow count). A scenario that does not parse raises the
+    same explained ``ScenarioError`` as :func:`ccsim.api.check`."""
+    from ccsim import _core, api
 
-    return dict(_core.estimate(source.text, source.fmt))
+    try:
+        return dict(_core.estimate(source.text, source.fmt))
+    except _core.ScenarioError:
+        api.check(source)  # raises the error with its explanation
+        raise
 
 
-def available_memory_bytes() -> int | None:
+def free_memory_bytes() -> int | None:
     """``MemAvailable`` of ``/proc/meminfo``, or ``None`` where there is none."""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -32,6 +38,34 @@ def available_memory_bytes() -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def address_space_left_bytes() -> int | None:
+    """What ``ulimit -v`` (``RLIMIT_AS``) still lets this process map: the soft limit less
+    the address space mapped already (``VmSize``); ``None`` without a limit. A run under
+    a 4 GB limit with 20 GB free otherwise died of ``memory allocation failed`` (issue 33)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    mapped = 0
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                mapped = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(0, soft - mapped)
+
+
+def available_memory_bytes() -> int | None:
+    """The memory a run may use: the smaller of the free memory and what the process's
+    address-space limit leaves (``None`` if neither is known)."""
+    known = [b for b in (free_memory_bytes(), address_space_left_bytes()) if b is not None]
+    return min(known) if known else None
 
 
 def _count(x: float) -> str:
@@ -62,16 +96,35 @@ def describe(est: dict[str, Any]) -> str:
     )
 
 
+#: What to change, by the scenario key that costs the most memory.
+_ADVICE = {
+    "flows": "use fewer flows or a shorter run",
+    "stats_interval": "use a longer stats_interval, fewer flows or a shorter run",
+    "trace.pcap_max_packets": "capture fewer packets (trace.pcap_max_packets) or fewer links",
+    "trace.qdisc_state": 'record qdisc_state per interval, not "updates", or a longer tupdate',
+    "trace.queue_events": "turn queue_events off or use a shorter run",
+    "trace.rtt_samples": "trace fewer flows or use a shorter run",
+}
+
+
 def too_big(est: dict[str, Any], label: str) -> str | None:
-    """The one-line refusal when the run would not fit in the free memory, else None."""
+    """The one-line refusal when the run would not fit in the memory it may use (free
+    memory, capped by ``ulimit -v``), else None. It names the scenario key that costs the
+    most and its figure."""
     free = available_memory_bytes()
     if free is None or est["memory_bytes"] <= free:
         return None
+    key, bytes_ = est.get("largest", ("flows", est["memory_bytes"]))
+    rows = est.get("trace_rows", {}).get(key)
+    figure = f"{_count(rows)} rows, " if rows is not None else ""
+    if key == "stats_interval":
+        figure = f"{_count(est['series_rows'])} rows of time series, "
+    elif key == "flows":
+        figure = f"{est['flows']} flows, "
     return (
-        f"{label}: this run needs about {_bytes(est['memory_bytes'])} of memory "
-        f"({est['flows']} flows, {_count(est['series_rows'])} rows of time series), "
-        f"more than the {_bytes(free)} free; use fewer flows, a shorter run or a longer "
-        f"stats_interval"
+        f"{label}: {key}: this run needs about {_bytes(est['memory_bytes'])} of memory "
+        f"({figure}{_bytes(bytes_)} of it for {key}), more than the {_bytes(free)} it may "
+        f"use (free memory, ulimit -v); {_ADVICE.get(key, 'use a shorter run')}"
     )
 
 

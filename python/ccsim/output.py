@@ -114,12 +114,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
+#: A staging directory of any result directory: ``.NAME.ccsim-PID-XXXX``.
+_STAGE = re.compile(r"\..+\.ccsim-(\d+)-[^/]+")
+
+
 def remove_stale_stages(out_dir: Path) -> None:
-    """Remove staging directories of ``out_dir`` left by a ccsim process that is gone
-    (SIGKILL, a power cut): named ``.NAME.ccsim-PID-XXXX`` with PID no longer running.
-    A directory of a live process (a concurrent write) and anything else stay."""
+    """Remove the staging directories beside ``out_dir`` (of any result directory in its
+    parent, not only of ``out_dir``: a killed run's stage would otherwise stay until a
+    write to that same name, issue 33) left by a ccsim process that is gone (SIGKILL, a
+    power cut): named ``.NAME.ccsim-PID-XXXX`` with PID no longer running. A directory
+    of a live process (a concurrent write) and anything else stay."""
     parent = out_dir.absolute().parent
-    pattern = re.compile(re.escape(stage_prefix(out_dir)) + r"(\d+)-[^/]+")
+    pattern = _STAGE
     try:
         entries = list(os.scandir(parent))
     except OSError:

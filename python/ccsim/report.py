@@ -140,3 +140,5 @@ def print_report(summary: dict[str, Any], console: Console, label: str = "") -> 
         f"Jain index {_num(summary['jain_index'], '.4f')}   events {summary['events']:,}{rate}"
         f"   wall {wall:.3f} s"
     )
+    for warning in summary.get("warnings") or []:  # traces that stopped at their budget
+        console.print(f"[yellow]warning:[/yellow] {warning}", markup=True, highlight=False)

@@ -143,6 +143,12 @@ class RunResult:
         return out
 
 
+def budget_warnings(summary: dict[str, Any]) -> list[str]:
+    """``warning: ...`` lines for the traces that stopped recording at their row budget
+    (the core's ``trace::budget``; the summary's ``warnings``)."""
+    return [f"warning: {w}" for w in summary.get("warnings") or []]
+
+
 def idle_warning(summary: dict[str, Any]) -> str | None:
     """One line when the run has TCP flows but none was active in the measurement window
     (they finished or had not started), whose figures are then zeros; else None."""

@@ -7,6 +7,7 @@ build their runs with it; it imports nothing of either.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -173,6 +174,11 @@ def parse_override(text: str) -> tuple[str, Any]:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw
+    if isinstance(value, float) and math.isinf(value) and raw.lstrip("+-") != "inf":
+        raise SweepError(
+            f"--set {path.text}: {raw} is beyond the largest number (about 1.8e308); "
+            "expected a finite number"
+        )
     return path.text, value
 
 

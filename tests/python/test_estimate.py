@@ -48,8 +48,8 @@ def test_run_refuses_what_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(est, "available_memory_bytes", lambda: 20_000_000_000)
     line = est.too_big(cost, "big.toml")
     assert line is not None and "\n" not in line
-    assert line.startswith("big.toml: this run needs about 30 GB of memory (300 flows")
-    assert "more than the 20 GB free" in line
+    assert line.startswith("big.toml: flows: this run needs about 30 GB of memory (300 flows")
+    assert "more than the 20 GB it may use" in line
     monkeypatch.setattr(est, "available_memory_bytes", lambda: 40_000_000_000)
     assert est.too_big(cost, "big.toml") is None
     monkeypatch.setattr(est, "available_memory_bytes", lambda: None)

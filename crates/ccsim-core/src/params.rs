@@ -150,6 +150,16 @@ pub const POSITIVE_DURATION: Kind = Kind::Duration {
     what: Some("a positive duration like \"5ms\""),
     ok: |ns| ns > 0,
 };
+/// The period of an AQM's update timer (PIE's and DualPI2's `tupdate`): at least 1 µs.
+/// Linux takes it in whole microseconds (`tc ... tupdate` is passed in µs; sch_dualpi2's
+/// netlink policy is `NLA_POLICY_MIN(NLA_U32, 1)`, sch_pie rounds it up to a jiffy), so
+/// a shorter period has no counterpart in a real queue and only multiplies events: PIE
+/// with `tupdate = "1ns"` ran 1.5 billion events for one second of a 10 Mbit/s link
+/// (issue 33).
+pub const UPDATE_PERIOD: Kind = Kind::Duration {
+    what: Some("a period of at least 1us like \"15ms\" (Linux takes it in whole microseconds)"),
+    ok: |ns| ns >= 1_000,
+};
 /// A probability in (0, 1].
 pub const PROBABILITY: Kind = Kind::Number {
     what: "a probability in (0, 1]",

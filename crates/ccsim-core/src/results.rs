@@ -190,6 +190,10 @@ pub struct Summary {
     /// With a `[network]`: each flow's route as node names, in flow order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paths: Option<Vec<Vec<String>>>,
+    /// Traces that stopped recording at their row budget (`trace::budget`), one line
+    /// each (absent when none did, so complete runs' summaries are unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
 }
 
 impl Summary {

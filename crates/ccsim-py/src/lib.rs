@@ -203,6 +203,9 @@ fn tables_to_py<'py>(py: Python<'py>, tables: &[Table]) -> PyResult<Bound<'py, P
         let columns = PyDict::new(py);
         for (name, column) in &table.columns {
             columns.set_item(name, column_to_py(py, column)?)?;
+            // a column of millions of rows takes a while: hear Ctrl-C between them
+            // (SIGINT took 36.6 s to act while 19 M rows were converted, issue 33)
+            py.check_signals()?;
         }
         out.set_item(&table.name, columns)?;
     }
@@ -361,8 +364,9 @@ fn emulation_plan<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound
 }
 
 /// What running a scenario will cost, estimated before building it: a dict with
-/// `flows`, `bottleneck_packets`, `events`, `wall_s`, `series_rows`, `memory_bytes`
-/// (see `ccsim_core::sim::estimate`). Raises `ScenarioError` if it does not parse.
+/// `flows`, `bottleneck_packets`, `events`, `wall_s`, `series_rows`, `memory_bytes`,
+/// `offered_packets`, `qdisc_updates`, `trace_rows` (`{key: rows}`) and `largest`
+/// (`(key, bytes)`: the scenario key costing the most memory) (see `ccsim_core::sim::estimate`). Raises `ScenarioError` if it does not parse.
 #[pyfunction]
 fn estimate<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound<'py, PyDict>> {
     let scenario = api::parse(text, fmt).map_err(scenario_error)?;
@@ -374,6 +378,14 @@ fn estimate<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound<'py, 
     d.set_item("wall_s", e.wall_s)?;
     d.set_item("series_rows", e.series_rows)?;
     d.set_item("memory_bytes", e.memory_bytes)?;
+    d.set_item("offered_packets", e.offered_packets)?;
+    d.set_item("qdisc_updates", e.qdisc_updates)?;
+    let traces = PyDict::new(py);
+    for (key, rows) in &e.trace_rows {
+        traces.set_item(*key, *rows)?;
+    }
+    d.set_item("trace_rows", traces)?;
+    d.set_item("largest", (e.largest.0, e.largest.1))?;
     Ok(d)
 }
 

@@ -5,6 +5,8 @@ Layout of ``DIR``::
     sweep.json                             the sweep (base, axes, ...) and its fingerprint
     runs/part-000042.parquet               the result rows of batch 42 (several runs)
     series/<table>/part-000042.parquet     those runs' rows of <table>, ``run`` column last
+    sums/part-000042.json                  the SHA-256 of each part of batch 42
+    sums/results.json                      the SHA-256 of results.parquet
     results.parquet                        every row, by run id (written when all are done)
 
 Writing one file per run cost more than a short simulation (file creation, a Parquet
@@ -25,12 +27,22 @@ with SIGKILL (or a power cut) therefore loses the runs in flight and the finishe
 not committed yet: at most twice :data:`FLUSH_RUNS`, finished within the last
 :data:`FLUSH_S` seconds plus the time to write one batch. Readers skip names starting
 with ``.``, so they never see a half-written file.
+
+Every part's SHA-256 is recorded in ``sums/part-K.json`` when the batch is written
+(committed before the ``runs/`` part, so a committed batch always has its sums). A part
+can read back as valid Parquet and still hold wrong numbers (bytes flipped inside a data
+page), so a resumed sweep checks each part against its sum and sets a batch with a
+mismatch aside like a truncated one (its runs run again); the readers
+(:func:`read_results`, :func:`read_series`) check every file they read and refuse a
+damaged one with a one-line :class:`SweepError`. Batches written before sums existed have
+no ``sums/`` file and are checked as before (they must read back).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import json
 import os
 import re
@@ -57,12 +69,16 @@ MANIFEST = "sweep.json"
 RUNS_DIR = "runs"
 SERIES_DIR = "series"
 RESULTS_FILE = "results.parquet"
+#: ``sums/part-K.json``: ``{relative path: SHA-256 hex}`` of every part of batch K.
+SUMS_DIR = "sums"
+#: ``sums/results.json``: the SHA-256 of ``results.parquet``.
+RESULTS_SUM = "results.json"
 PLOT_FILE = "sweep.png"
 LOCK_FILE = ".lock"
 #: Where a resumed sweep moves the parts of a batch that does not read back.
 DAMAGED_DIR = "damaged"
 #: What ``--force`` removes (only ccsim's own files).
-OWNED = (MANIFEST, RUNS_DIR, SERIES_DIR, RESULTS_FILE, PLOT_FILE, DAMAGED_DIR)
+OWNED = (MANIFEST, RUNS_DIR, SERIES_DIR, SUMS_DIR, RESULTS_FILE, PLOT_FILE, DAMAGED_DIR)
 #: ``ccsim-sweep/1`` was one file per run (``runs/part-<run>``, ``series/<t>/run=<run>/``).
 FORMAT = "ccsim-sweep/2"
 
@@ -326,6 +342,81 @@ def _atomic_text(text: str, path: Path) -> None:
 
 
 _PART = re.compile(r"part-(\d+)\.parquet")
+_SUM = re.compile(r"part-(\d+)\.json")
+
+
+def _digest(data: bytes | pa.Buffer) -> str:
+    return hashlib.sha256(memoryview(data)).hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            sha.update(chunk)
+    return sha.hexdigest()
+
+
+def _sum_name(batch: int) -> str:
+    return f"part-{batch:06d}.json"
+
+
+def _sums_text(sums: dict[str, str | list[str]]) -> bytes:
+    return (json.dumps(sums, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _read_sums(path: Path) -> dict[str, list[str]] | None:
+    """``{relative path: accepted digests}`` of a sums file; None if it does not exist.
+    An unreadable one is a ValueError (the batch is damaged)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(str(exc)) from exc
+    if not isinstance(doc, dict):
+        raise ValueError("not a JSON object")
+    sums: dict[str, list[str]] = {}
+    for name, value in doc.items():
+        accepted = [value] if isinstance(value, str) else value
+        if not isinstance(accepted, list) or not all(isinstance(v, str) for v in accepted):
+            raise ValueError(f"{name}: not a digest")
+        sums[str(name)] = accepted
+    return sums
+
+
+def _relative(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _damaged_error(path: Path) -> SweepError:
+    return SweepError(
+        f"{path}: damaged (its SHA-256 differs from the one recorded when it was written); "
+        "run the sweep again with the same -o to set it aside and re-run its runs"
+    )
+
+
+def _check_parts(root: Path, files: Iterable[Path]) -> None:
+    """Raise :func:`_damaged_error` for the first part in ``files`` (of sweep directory
+    ``root``) whose digest differs from its batch's sums (parts without sums are legacy:
+    not checked)."""
+    loaded: dict[int, dict[str, list[str]] | None] = {}
+    for path in files:
+        m = _PART.fullmatch(path.name)
+        if m is None:
+            continue
+        batch = int(m.group(1))
+        if batch not in loaded:
+            try:
+                loaded[batch] = _read_sums(root / SUMS_DIR / _sum_name(batch))
+            except ValueError:
+                raise _damaged_error(root / SUMS_DIR / _sum_name(batch)) from None
+        sums = loaded[batch]
+        if sums is None:
+            continue
+        accepted = sums.get(_relative(root, path))
+        if accepted is None or _file_digest(path) not in accepted:
+            raise _damaged_error(path)
 
 
 def _parts(directory: Path) -> dict[int, Path]:
@@ -472,22 +563,54 @@ class SweepStore:
         return sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
 
     def _damaged(self) -> set[int]:
-        """Batches with a part that does not read back: a row part is read whole (it is
+        """Batches with a part whose SHA-256 differs from its recorded sum (or that has
+        no recorded sum, or is recorded and missing); batches without sums (written
+        before they existed) are checked as before: a row part is read whole (it is
         small); a series part's footer is read (truncation, the usual damage from a full
         disk or a copy cut short, destroys the footer)."""
         bad = set()
+        unsummed = self._check_sums(bad)
         for batch, path in _parts(self.out / RUNS_DIR).items():
+            if batch not in unsummed:
+                continue
             try:
                 pq.read_table(path, schema=self.rows.schema)
             except (OSError, ValueError, pa.ArrowException):
                 bad.add(batch)
         for directory in self._series_dirs():
             for batch, path in _parts(directory).items():
+                if batch not in unsummed:
+                    continue
                 try:
                     pq.read_metadata(path)
                 except (OSError, ValueError, pa.ArrowException):
                     bad.add(batch)
         return bad
+
+    def _check_sums(self, bad: set[int]) -> set[int]:
+        """Add to ``bad`` the committed batches whose parts do not match their sums; return
+        the committed batches that have no sums file (checked the old way)."""
+        committed = _parts(self.out / RUNS_DIR)
+        series = [_parts(directory) for directory in self._series_dirs()]
+        unsummed = set()
+        for batch, runs_part in committed.items():
+            try:
+                sums = _read_sums(self.out / SUMS_DIR / _sum_name(batch))
+            except ValueError:
+                bad.add(batch)
+                continue
+            if sums is None:
+                unsummed.add(batch)
+                continue
+            present = {_relative(self.out, runs_part): runs_part}
+            for parts in series:
+                if batch in parts:
+                    present[_relative(self.out, parts[batch])] = parts[batch]
+            if set(present) != set(sums) or any(
+                _file_digest(path) not in sums[name] for name, path in present.items()
+            ):
+                bad.add(batch)
+        return unsummed
 
     def _set_aside(self, batch: int) -> None:
         """Move every part of ``batch`` into ``damaged/`` (kept for inspection, out of the
@@ -495,14 +618,15 @@ class SweepStore:
         name = f"part-{batch:06d}.parquet"
         aside = self.out / DAMAGED_DIR
         aside.mkdir(exist_ok=True)
-        for directory in [self.out / RUNS_DIR, *self._series_dirs()]:
-            path = directory / name
+        places = [self.out / RUNS_DIR / name, *(d / name for d in self._series_dirs())]
+        for path in [*places, self.out / SUMS_DIR / _sum_name(batch)]:
             if path.exists():
                 label = "-".join(path.relative_to(self.out).parts)
                 os.replace(path, aside / label)
         print(
             f"warning: {self.out / RUNS_DIR / name}: damaged batch (a part does not read "
-            f"back); moved to {aside}/, its runs will run again",
+            f"back or does not match its recorded SHA-256); moved to {aside}/, its runs "
+            "will run again",
             file=sys.stderr,
         )
 
@@ -515,6 +639,12 @@ class SweepStore:
         committed = _parts(self.out / RUNS_DIR)
         _remove_temporary(self.out / RUNS_DIR)
         highest = max(committed, default=-1)
+        (self.out / SUMS_DIR).mkdir(exist_ok=True)
+        _remove_temporary(self.out / SUMS_DIR)
+        for entry in os.scandir(self.out / SUMS_DIR):
+            m = _SUM.fullmatch(entry.name)
+            if m is not None and int(m.group(1)) not in committed:
+                os.unlink(entry.path)
         for directory in self._series_dirs():
             _remove_temporary(directory)
             for batch, path in _parts(directory).items():
@@ -614,11 +744,24 @@ class SweepStore:
             if pc.all(ok).as_py():
                 continue
             kept = table.filter(ok)
+            batch = int(_PART.fullmatch(path.name).group(1))  # type: ignore[union-attr]
+            sums_path = self.out / SUMS_DIR / _sum_name(batch)
+            sums = _read_sums(sums_path)
             if kept.num_rows:
-                _atomic_parquet(kept, path)
+                data = _parquet_bytes(kept)
+                if sums is None:
+                    _commit([(path, data)])
+                    continue
+                name = _relative(self.out, path)
+                # the sums accept both versions while the part is replaced, so that a
+                # sweep killed between the two renames finds a batch that checks
+                _commit([(sums_path, _sums_text({**sums, name: [*sums[name], _digest(data)]}))])
+                _commit([(path, data)])
+                _commit([(sums_path, _sums_text({**sums, name: [_digest(data)]}))])
             else:  # a batch of failed runs only: failed runs have no series
                 path.unlink()
                 _fsync_dir(path.parent)
+                sums_path.unlink(missing_ok=True)
 
     # -- writing
 
@@ -704,6 +847,9 @@ class SweepStore:
         rows = [self.rows.row(self._spec(o.run), o) for o in batch]
         table = pa.Table.from_pylist(rows, schema=self.rows.schema)
         files.append((self.out / RUNS_DIR / name, _parquet_bytes(table)))
+        sums = {_relative(self.out, path): _digest(data) for path, data in files}
+        # the sums go in before the rows part, whose rename commits the batch
+        files.insert(-1, (self.out / SUMS_DIR / _sum_name(number), _sums_text(sums)))
         _commit(files)
         return len(batch)
 
@@ -715,8 +861,9 @@ class SweepStore:
         results = self.out / RESULTS_FILE
         if not self.written and results.exists():  # complete already, nothing new
             try:
+                _check_results_file(self.out)
                 table = pq.read_table(results)
-            except (OSError, ValueError, pa.ArrowException):
+            except (OSError, ValueError, pa.ArrowException, SweepError):
                 table = None  # damaged: written again from the parts below
             if (
                 table is not None
@@ -725,7 +872,12 @@ class SweepStore:
             ):
                 return table
         table = self._read_rows().sort_by("run")
-        _atomic_parquet(table, results)
+        data = _parquet_bytes(table)
+        sums = self.out / SUMS_DIR / RESULTS_SUM
+        sums.parent.mkdir(exist_ok=True)
+        # the sum first: a kill between the two leaves a mismatch, which is rewritten
+        _commit([(sums, _sums_text({RESULTS_FILE: _digest(data)}))])
+        _commit([(results, data)])
         return table
 
     def record_status(self, done: int, failed: int) -> None:
@@ -737,6 +889,18 @@ class SweepStore:
 
     def remove_results_file(self) -> None:
         (self.out / RESULTS_FILE).unlink(missing_ok=True)
+        (self.out / SUMS_DIR / RESULTS_SUM).unlink(missing_ok=True)
+
+
+def _check_results_file(out: Path) -> None:
+    """SweepError if ``results.parquet`` does not match its recorded sum (a file written
+    before sums existed has none and is not checked)."""
+    try:
+        sums = _read_sums(out / SUMS_DIR / RESULTS_SUM)
+    except ValueError:
+        raise _damaged_error(out / SUMS_DIR / RESULTS_SUM) from None
+    if sums is not None and _file_digest(out / RESULTS_FILE) not in sums.get(RESULTS_FILE, []):
+        raise _damaged_error(out / RESULTS_FILE)
 
 
 def read_results(out: str | os.PathLike[str]) -> pa.Table:
@@ -744,13 +908,16 @@ def read_results(out: str | os.PathLike[str]) -> pa.Table:
     directory = Path(out)
     results = directory / RESULTS_FILE
     if results.exists():  # removed when a session starts, rewritten when it completes
+        _check_results_file(directory)
         return pq.read_table(results)
+    _check_parts(directory, _parts(directory / RUNS_DIR).values())
     return ds.dataset(directory / RUNS_DIR, format="parquet").to_table().sort_by("run")
 
 
 def read_series(out: str | os.PathLike[str], table: str) -> pa.Table:
     """One per-run table of every run, with its ``run`` column, in run order (each run's
     rows in the order the core gave them: the sort is stable)."""
+    _check_parts(Path(out), _parts(Path(out) / SERIES_DIR / table).values())
     found = ds.dataset(Path(out) / SERIES_DIR / table, format="parquet").to_table()
     return found.sort_by("run") if "run" in found.column_names else found
 

@@ -650,7 +650,7 @@ const TARGET: Param = Param {
 };
 const TUPDATE: Param = Param {
     name: "tupdate",
-    kind: POSITIVE_DURATION,
+    kind: crate::params::UPDATE_PERIOD,
     default: "\"16ms\"",
     help: "PI update period (the first update one `tupdate` after the start)",
 };

@@ -791,7 +791,7 @@ pub(crate) const TARGET: Param = Param {
 };
 pub(crate) const TUPDATE: Param = Param {
     name: "tupdate",
-    kind: POSITIVE_DURATION,
+    kind: crate::params::UPDATE_PERIOD,
     default: "\"15ms\" (preset abe-linux: \"30ms\")",
     help: "probability update period",
 };

@@ -420,8 +420,28 @@ impl Scenario {
             .parse()
             .map_err(|e: toml::de::Error| toml_syntax_error(text, &e))?;
         let mut path = String::new();
-        let value = toml_to_json(toml::Value::Table(table), &mut path)?;
-        from_value(value, "<toml>")
+        let mut non_finite = Vec::new();
+        let value = toml_to_json(toml::Value::Table(table), &mut path, &mut non_finite)?;
+        let parsed = from_value(value, "<toml>");
+        // A non-finite number was read as 0 so that the schema's errors (an unknown key,
+        // a wrong type elsewhere) come first, as for any other value: `bogus = nan` is an
+        // unknown key (issue 33). Then the number itself is refused, naming its key.
+        let Some((at, written)) = non_finite.first() else {
+            return parsed;
+        };
+        let finite = error(
+            at.clone(),
+            format!("expected a finite number, got {written}"),
+        );
+        let about_it = |e: &ScenarioError| {
+            non_finite
+                .iter()
+                .any(|(p, _)| e.path.starts_with(p.as_str()) || p.starts_with(e.path.as_str()))
+        };
+        match parsed {
+            Err(e) if e.message.starts_with("unknown key") || !about_it(&e) => Err(e),
+            _ => Err(finite),
+        }
     }
     /// Parse and validate the same schema given as JSON (what the Python API sends for dicts).
     ///
@@ -557,8 +577,13 @@ fn join(parent: &str, key: &str) -> String {
 }
 
 /// Convert a parsed TOML document to the JSON value tree both formats are read from.
-/// Dates/times and non-finite floats have no JSON equivalent and are rejected here.
-fn toml_to_json(value: toml::Value, path: &mut String) -> Result<serde_json::Value, ScenarioError> {
+/// Dates/times have no JSON equivalent and are rejected here; non-finite floats are read
+/// as 0 and listed in `non_finite` (key path, as written) for the caller to refuse.
+fn toml_to_json(
+    value: toml::Value,
+    path: &mut String,
+    non_finite: &mut Vec<(String, &'static str)>,
+) -> Result<serde_json::Value, ScenarioError> {
     use serde_json::Value as J;
     Ok(match value {
         toml::Value::String(s) => J::String(s),
@@ -573,10 +598,8 @@ fn toml_to_json(value: toml::Value, path: &mut String) -> Result<serde_json::Val
                 } else {
                     "-inf"
                 };
-                return Err(error(
-                    path.clone(),
-                    format!("expected a finite number, got {written}"),
-                ));
+                non_finite.push((path.clone(), written));
+                J::from(0)
             }
         },
         toml::Value::Boolean(b) => J::Bool(b),
@@ -591,7 +614,7 @@ fn toml_to_json(value: toml::Value, path: &mut String) -> Result<serde_json::Val
             for (i, item) in items.into_iter().enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                out.push(toml_to_json(item, path)?);
+                out.push(toml_to_json(item, path, non_finite)?);
                 path.truncate(len);
             }
             J::Array(out)
@@ -601,7 +624,7 @@ fn toml_to_json(value: toml::Value, path: &mut String) -> Result<serde_json::Val
             for (key, item) in table {
                 let len = path.len();
                 push_key(path, &key);
-                let v = toml_to_json(item, path)?;
+                let v = toml_to_json(item, path, non_finite)?;
                 path.truncate(len);
                 out.insert(key, v);
             }
@@ -930,13 +953,28 @@ const MAX_SERIES_ROWS: u64 = 100_000_000;
 
 /// Refuse a group that would take the scenario past [`MAX_FLOWS`], before anything is
 /// drawn for it (a huge `count` would otherwise exhaust memory while drawing).
-fn check_flow_budget(before: usize, count: usize, path: &str) -> Result<(), ScenarioError> {
-    if before.saturating_add(count) > MAX_FLOWS {
+fn check_flow_budget(
+    before: usize,
+    count: usize,
+    ticks: u64,
+    path: &str,
+) -> Result<(), ScenarioError> {
+    let total = before.saturating_add(count);
+    if total > MAX_FLOWS {
         return Err(error(
             path,
+            format!("{total} flows in all; at most {MAX_FLOWS} are supported"),
+        ));
+    }
+    // The series check of `resolve`, before this group's values are drawn: drawing 67
+    // million flows to refuse them afterwards took 38 s and 7.9 GB (issue 33).
+    let rows = ticks.saturating_mul(total as u64);
+    if rows > MAX_SERIES_ROWS {
+        return Err(error(
+            "stats_interval",
             format!(
-                "{} flows in all; at most {MAX_FLOWS} are supported",
-                before.saturating_add(count)
+                "{ticks} intervals x at least {total} rows each = at least {rows} rows of \
+                 time series, at most {MAX_SERIES_ROWS}: use a longer stats_interval"
             ),
         ));
     }
@@ -1146,6 +1184,7 @@ fn resolve_flow(
     duration: SimDuration,
     seed: u64,
     flows_before: usize,
+    ticks: u64,
 ) -> Result<(TcpFlowGroup, StartSpec), ScenarioError> {
     let prefix = format!("flows[{i}]");
     let min_rto = match &f.min_rto {
@@ -1181,7 +1220,7 @@ fn resolve_flow(
             (times.len(), Some(times), StartSpec::Drawn)
         }
     };
-    check_flow_budget(flows_before, count, &join(&prefix, "count"))?;
+    check_flow_budget(flows_before, count, ticks, &join(&prefix, "count"))?;
     let rtts = draw_rtts(
         &f.rtt,
         &join(&prefix, "rtt"),
@@ -1335,10 +1374,11 @@ fn resolve_udp(
     i: usize,
     seed: u64,
     flows_before: usize,
+    ticks: u64,
 ) -> Result<(UdpGroup, StartSpec), ScenarioError> {
     let prefix = format!("udp[{i}]");
     let count = u.count.map_or(1, |g| g.value.0 as usize);
-    check_flow_budget(flows_before, count, &join(&prefix, "count"))?;
+    check_flow_budget(flows_before, count, ticks, &join(&prefix, "count"))?;
     let rtts = draw_rtts(
         &u.rtt,
         &join(&prefix, "rtt"),
@@ -1594,6 +1634,10 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
             ))
         }
     };
+    let ticks = duration.ns / stats_interval.ns;
+    // flows so far, counted as they come: summing every group again per group made
+    // validation quadratic in the number of groups (80 k groups took 23 s, issue 33)
+    let mut before = 0usize;
     let mut flows = Vec::new();
     let mut flow_starts = Vec::new();
     for (i, Table(f)) in raw
@@ -1603,8 +1647,8 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         .into_iter()
         .enumerate()
     {
-        let before = flows.iter().map(|g: &TcpFlowGroup| g.count as usize).sum();
-        let (group, start) = resolve_flow(f, i, duration, seed, before)?;
+        let (group, start) = resolve_flow(f, i, duration, seed, before, ticks)?;
+        before += group.count as usize;
         flows.push(group);
         flow_starts.push(start);
     }
@@ -1617,12 +1661,8 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         .into_iter()
         .enumerate()
     {
-        let before = flows.iter().map(|g| g.count as usize).sum::<usize>()
-            + udp
-                .iter()
-                .map(|g: &UdpGroup| g.count as usize)
-                .sum::<usize>();
-        let (group, start) = resolve_udp(u, i, seed, before)?;
+        let (group, start) = resolve_udp(u, i, seed, before, ticks)?;
+        before += group.count as usize;
         udp.push(group);
         udp_starts.push(start);
     }
@@ -1664,7 +1704,6 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         .map(|g| u64::from(g.count))
         .sum();
     let rows_per_tick = n_flows + (flows.len() + udp.len()) as u64 + 8 + 8 * traced;
-    let ticks = duration.ns / stats_interval.ns;
     if ticks.saturating_mul(rows_per_tick) > MAX_SERIES_ROWS {
         return Err(error(
             "stats_interval",

@@ -7,11 +7,13 @@
 //! tick, a discipline's timer, a drop or mark at the bottleneck, an RTT sample, a
 //! transfer's end); the opt-in ones are `None` when off, so they cost one branch.
 
+pub mod budget;
 pub mod pcap;
 mod recorders;
 mod series;
 mod summary;
 
+pub use budget::{RowBudget, TRACE_ROWS_BUDGET};
 pub use pcap::Pcap;
 pub use recorders::{Recorders, View};
 pub use summary::TABLE_NAMES;
@@ -32,11 +34,16 @@ pub struct QdiscStateTrace {
     value: Vec<f64>,
     /// Scratch buffer the discipline writes its pairs into.
     pub buf: Vec<(&'static str, f64)>,
+    pub budget: RowBudget,
 }
 
 impl QdiscStateTrace {
     /// Append the pairs in `buf` (then emptied) as rows at `now_ns`.
     pub fn commit(&mut self, now_ns: u64) {
+        if !self.budget.admit(self.buf.len() as u64, now_ns) {
+            self.buf.clear();
+            return;
+        }
         let t = secs(now_ns);
         for (name, value) in self.buf.drain(..) {
             self.t.push(t);
@@ -107,6 +114,7 @@ pub struct QueueEvents {
     qlen_pkts: Vec<u64>,
     qlen_bytes: Vec<u64>,
     sojourn_ms: Vec<f64>,
+    pub budget: RowBudget,
 }
 
 impl QueueEvents {
@@ -121,6 +129,9 @@ impl QueueEvents {
         qlen_bytes: u64,
         sojourn_ns: u64,
     ) {
+        if !self.budget.admit(1, now_ns) {
+            return;
+        }
         self.t.push(secs(now_ns));
         self.flow.push(flow);
         self.mark.push(mark);

@@ -157,6 +157,7 @@ impl Recorders {
             fct,
             links,
             paths,
+            warnings: self.budget_warnings(),
         };
         let mut tables = self.tables(v, &summary, hist);
         tables.push(transfers_table(&transfers, self.info.duration_ns));
@@ -391,6 +392,24 @@ impl Recorders {
             conservation,
             queues,
         ]
+    }
+}
+
+impl Recorders {
+    /// The traces that stopped at their row budget, one line each (None: none did).
+    fn budget_warnings(&self) -> Option<Vec<String>> {
+        let warnings: Vec<String> = [
+            self.qdisc_state
+                .as_ref()
+                .and_then(|t| t.budget.warning("qdisc_state")),
+            self.queue_events
+                .as_ref()
+                .and_then(|t| t.budget.warning("queue_events")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!warnings.is_empty()).then_some(warnings)
     }
 }
 

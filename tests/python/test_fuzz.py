@@ -1,0 +1,34 @@
+"""The scenario fuzzer's CI mode (issue 33): a few hundred seeded mutants of small valid
+scenarios, in-process. Each is refused with one line (``ScenarioError``, no newline) or
+runs with utilisation <= 1 (+1e-9 until the utilisation fix of issue 31 lands) and exact
+packet conservation; nothing else escapes. The long mode, in subprocesses under
+``ulimit -v``, is ``python bench/fuzz.py``."""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import fuzz
+
+MUTANTS = 300
+
+
+def test_mutants_are_refused_in_one_line_or_run_within_bounds():
+    rng = random.Random(33)
+    started = time.monotonic()
+    outcomes = [fuzz.check_in_process(*fuzz.mutate(rng), max_events=2e6) for _ in range(MUTANTS)]
+    verdicts = Counter(o.verdict for o in outcomes)
+    bad = [o for o in outcomes if o.verdict not in ("ok", "refused", "skipped")]
+    assert not bad, [(o.cls, o.verdict, o.detail[:200]) for o in bad]
+    assert verdicts["ok"] >= MUTANTS // 10 and verdicts["refused"] >= MUTANTS // 10, verdicts
+    ran = [o for o in outcomes if o.verdict == "ok" and o.events]
+    assert all(o.events <= o.estimated_events for o in ran), [
+        (o.cls, o.events, o.estimated_events) for o in ran if o.events > o.estimated_events
+    ]
+    assert time.monotonic() - started < 120
