@@ -237,6 +237,62 @@ rtt = "30ms""#;
     assert!((out.summary.flows[0].base_rtt_ms - 50.0).abs() < 1e-9);
 }
 
+/// Four equal-cost paths from `a` to `z` through `m0`..`m3`, and `flows`.
+fn diamond(seed: u64, flows: u32) -> String {
+    let links: Vec<String> = (0..4)
+        .flat_map(|i| {
+            [
+                ("a", format!("m{i}")),
+                (format!("m{i}").leak() as &str, "z".to_owned()),
+            ]
+            .into_iter()
+            .map(|(f, t)| {
+                format!(
+                    "{{ from = \"{f}\", to = \"{t}\", rate = \"10Mbps\", delay = \"1ms\", \
+                         both_ways = true }}"
+                )
+            })
+        })
+        .collect();
+    format!(
+        "duration = \"2s\"\nseed = {seed}\n[network]\necmp = true\nlinks = [{}]\n\
+         [[flows]]\ncount = {flows}\nfrom = \"a\"\nto = \"z\"\nrtt = \"20ms\"\n",
+        links.join(", ")
+    )
+}
+
+#[test]
+fn ecmp_hashes_each_flow_onto_one_of_the_equal_cost_paths() {
+    let out = run(&diamond(1, 64));
+    let paths = out.summary.paths.clone().expect("paths");
+    let middle = |p: &Vec<String>| p[1].clone();
+    let mut per_middle = std::collections::BTreeMap::new();
+    for p in &paths {
+        assert_eq!(
+            (p.len(), p[0].as_str(), p[2].as_str()),
+            (3, "a", "z"),
+            "{p:?}"
+        );
+        *per_middle.entry(middle(p)).or_insert(0u32) += 1;
+    }
+    // 64 flows hashed over 4 next hops: every path used (a path left empty has odds
+    // 4 * (3/4)^64, about 4e-8), none with more than half.
+    assert_eq!(per_middle.len(), 4, "{per_middle:?}");
+    assert!(per_middle.values().all(|&n| n < 32), "{per_middle:?}");
+    // The links carry what the hash put on them: a-m<i> is link 4i in declaration order
+    // (each with its reverse after it), and it is busy as its flows keep it.
+    let links = out.summary.links.as_ref().expect("links");
+    for i in 0..4 {
+        let l = &links[4 * i];
+        assert_eq!(l.name, format!("a-m{i}"));
+        assert!(l.utilisation > 0.5, "{l:?}");
+    }
+    // Deterministic from the seed: the same seed gives the same paths, another seed
+    // other paths.
+    assert_eq!(run(&diamond(1, 64)).summary.paths, Some(paths.clone()));
+    assert_ne!(run(&diamond(2, 64)).summary.paths, Some(paths));
+}
+
 #[test]
 fn bad_networks_name_the_key_that_is_wrong() {
     let flow = "[[flows]]\nfrom = \"a\"\nto = \"c\"\nrtt = \"50ms\"";
@@ -293,6 +349,14 @@ fn bad_networks_name_the_key_that_is_wrong() {
         (
             graph(TRIANGLE, "[[flows]]\nfrom = \"a\"\nto = \"c\"\nrtt = \"50ms\"\nhops = 2"),
             "flows[0].hops: unknown key",
+        ),
+        (
+            graph(&format!("ecmp = true\n{TRIANGLE}"), flow),
+            "network.ecmp: no flow has two equal-cost routes",
+        ),
+        (
+            graph("kind = \"parking_lot\"\necmp = true\nhops = [{ rate = \"1Mbps\" }]", flow),
+            "network.ecmp: a parking lot has one route",
         ),
         (
             graph("kind = \"parking_lot\"\nhops = []", flow),

@@ -21,6 +21,8 @@ pub enum StreamKind {
     Cc = 5,
     /// Per-flow scenario values drawn from distributions (`scenario::dist`).
     Scenario = 6,
+    /// Equal-cost multipath: one hash per flow (`net::topology::Topology::ecmp_route`).
+    Ecmp = 7,
 }
 
 /// SplitMix64's output function: the seed mixer of the streams, also a cheap

@@ -80,6 +80,61 @@ impl Topology {
         Some(out)
     }
 
+    /// Every node's fewest-hop distance to `dst` (`u32::MAX`: cannot reach it), by a
+    /// search over the links backwards: what equal-cost multipath chooses among.
+    pub fn hops_to(&self, dst: NodeId) -> Vec<u32> {
+        let mut dist = vec![u32::MAX; self.node_names.len()];
+        dist[dst as usize] = 0;
+        let mut queue = VecDeque::from([dst]);
+        while let Some(v) = queue.pop_front() {
+            for &l in &self.in_links[v as usize] {
+                let u = self.links[l as usize].from;
+                if dist[u as usize] == u32::MAX {
+                    dist[u as usize] = dist[v as usize] + 1;
+                    queue.push_back(u);
+                }
+            }
+        }
+        dist
+    }
+
+    /// An equal-cost route from `src` to the node `hops_to` was searched for, as a
+    /// switch fabric with ECMP forwards a flow: at every node, of the out-links one hop
+    /// closer to the destination (in insertion order), the one the flow's `hash` picks
+    /// by hash-threshold (RFC 2992 §2: the key space cut into as many equal regions as
+    /// next hops; here the 64-bit hash, `n * hash / 2^64`). Each node salts the hash
+    /// with its own id first, as switches seed their hash functions differently, so
+    /// flows that collide at one switch do not all collide again at the next (the
+    /// polarisation RFC 2992 §4 warns of). Returns the route and whether any node had a
+    /// choice; `None` if `src` cannot reach the destination.
+    pub fn ecmp_route(&self, src: NodeId, hops_to: &[u32], hash: u64) -> Option<(Vec<u32>, bool)> {
+        let mut at = src;
+        let mut left = *hops_to.get(src as usize)?;
+        if left == u32::MAX {
+            return None;
+        }
+        let mut route = Vec::with_capacity(left as usize);
+        let mut branched = false;
+        let mut next = Vec::new();
+        while left > 0 {
+            next.clear();
+            next.extend(
+                self.out_links[at as usize]
+                    .iter()
+                    .copied()
+                    .filter(|&l| hops_to[self.links[l as usize].to as usize] == left - 1),
+            );
+            branched |= next.len() > 1;
+            let salted = crate::engine::rng::splitmix64(hash ^ u64::from(at));
+            let pick = ((u128::from(salted) * next.len() as u128) >> 64) as usize;
+            let l = next[pick];
+            route.push(l);
+            at = self.links[l as usize].to;
+            left -= 1;
+        }
+        Some((route, branched))
+    }
+
     /// Fewest-hop route from `src` to `dst` as a list of link indices (ties broken by
     /// link insertion order, so routing is deterministic). `None` if unreachable.
     pub fn route(&self, src: NodeId, dst: NodeId) -> Option<Vec<u32>> {
@@ -135,6 +190,46 @@ mod tests {
         assert_eq!(t.route(b, d), Some(vec![bc, cd]));
         assert_eq!(t.route(d, a), None);
         let _ = ab;
+    }
+
+    /// Two routers joined through `k` middle nodes (a diamond for `k = 2`).
+    fn diamond(k: u32) -> (Topology, NodeId, NodeId) {
+        let mut t = Topology::default();
+        let (a, z) = (t.add_node("a"), t.add_node("z"));
+        for i in 0..k {
+            let m = t.add_node(format!("m{i}"));
+            t.add_link(a, m);
+            t.add_link(m, z);
+        }
+        (t, a, z)
+    }
+
+    #[test]
+    fn ecmp_spreads_flows_evenly_over_equal_cost_next_hops() {
+        let (t, a, z) = diamond(4);
+        let dist = t.hops_to(z);
+        assert_eq!(dist[a as usize], 2);
+        let mut per_middle = [0u32; 4];
+        let n = 40_000u64;
+        for f in 0..n {
+            let h =
+                crate::engine::rng::stream(1, crate::engine::rng::StreamKind::Ecmp, f).next_u64();
+            let (route, branched) = t.ecmp_route(a, &dist, h).expect("reachable");
+            assert!(branched);
+            assert_eq!(route.len(), 2);
+            // The first link out of a is 2i for middle node i; the second leaves it.
+            assert_eq!(route[1], route[0] + 1);
+            per_middle[(route[0] / 2) as usize] += 1;
+        }
+        // Binomial(40000, 1/4): sd about 87, so 5 sd is 435 about the mean 10000.
+        for c in per_middle {
+            assert!((c as i64 - 10_000).abs() < 435, "{per_middle:?}");
+        }
+        // One path only: no choice, and the fewest-hop route.
+        let (t, a, z) = diamond(1);
+        let (route, branched) = t.ecmp_route(a, &t.hops_to(z), 7).unwrap();
+        assert_eq!((route, branched), (t.route(a, z).unwrap(), false));
+        assert_eq!(t.ecmp_route(z, &t.hops_to(a), 7), None);
     }
 
     #[test]

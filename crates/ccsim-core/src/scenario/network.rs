@@ -17,6 +17,8 @@
 //! queue = { kind = "fq_codel" }      # default droptail, limit 1bdp
 //! both_ways = true                   # default false
 //!
+//! # [network] ecmp = true: each flow hashed over equal-cost next hops (seeded per flow)
+//!
 //! [[flows]]
 //! from = "a"                         # hosts: any node
 //! to = "c"
@@ -59,6 +61,8 @@ pub enum Network {
         /// Declared nodes (`None`: every node a link names, in order of first mention).
         nodes: Option<Vec<String>>,
         links: Vec<LinkSpec>,
+        /// `ecmp = true`: each flow hashed over equal-cost next hops, not the first.
+        ecmp: bool,
     },
     /// `kind = "parking_lot"`: a chain of hops (at least one).
     ParkingLot { hops: Vec<HopSpec> },
@@ -137,7 +141,8 @@ pub(super) fn resolve_network(n: RawNetwork) -> Result<Network, ScenarioError> {
                 ));
             }
             let nodes = n.nodes.map(|v| v.into_iter().map(|g| g.value.0).collect());
-            Ok(Network::Graph { nodes, links })
+            let ecmp = n.ecmp.is_some_and(|g| g.value.0);
+            Ok(Network::Graph { nodes, links, ecmp })
         }
         "parking_lot" => {
             for (key, given) in [("nodes", n.nodes.is_some()), ("links", n.links.is_some())] {
@@ -147,6 +152,12 @@ pub(super) fn resolve_network(n: RawNetwork) -> Result<Network, ScenarioError> {
                         "a parking lot makes its own nodes and links from hops",
                     ));
                 }
+            }
+            if n.ecmp.is_some_and(|g| g.value.0) {
+                return Err(error(
+                    "network.ecmp",
+                    "a parking lot has one route between any two routers, no equal-cost paths",
+                ));
             }
             let hops: Vec<HopSpec> = n
                 .hops

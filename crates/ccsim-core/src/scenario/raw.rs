@@ -624,6 +624,7 @@ pub(super) struct RawNetwork {
     pub nodes: Option<Vec<Given<Label>>>,
     pub links: Option<Groups<Table<RawLink>>>,
     pub hops: Option<Groups<Table<RawHop>>>,
+    pub ecmp: Option<Given<Flag>>,
 }
 
 /// One `[[network.links]]` entry.

@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use super::topology::{ample_queue, check_udp_rate, LinkPlan, LinkRole, NetworkPlan};
-use crate::net::topology::NodeId;
+use crate::engine::rng::{stream, StreamKind};
+use crate::net::topology::{NodeId, Topology};
 use crate::scenario::{Endpoints, LinkSpec, Network, Scenario, ScenarioError};
 
 /// Default access-link rate as a multiple of the network's fastest link.
@@ -15,7 +16,7 @@ const ACCESS_RATE_FACTOR: u64 = 10;
 /// The nodes declared (if any) and the links, a generator's expanded.
 fn expand(net: &Network) -> (Option<Vec<String>>, Vec<LinkSpec>) {
     match net {
-        Network::Graph { nodes, links } => (nodes.clone(), links.clone()),
+        Network::Graph { nodes, links, .. } => (nodes.clone(), links.clone()),
         Network::ParkingLot { hops } => {
             let nodes = (0..=hops.len()).map(|i| format!("r{i}")).collect();
             let mut links = Vec::with_capacity(2 * hops.len());
@@ -91,7 +92,8 @@ pub(super) fn network(sc: &Scenario, net: &Network) -> Result<NetworkPlan, Scena
         }
     }
     plan.reported = (0..plan.links.len() as u32).collect();
-    add_flows(sc, plan, &node_of)
+    let ecmp = matches!(net, Network::Graph { ecmp: true, .. });
+    add_flows(sc, plan, &node_of, ecmp)
 }
 
 fn link_plan(l: &LinkSpec, name: String) -> LinkPlan {
@@ -122,7 +124,17 @@ fn add_flows(
     sc: &Scenario,
     mut plan: NetworkPlan,
     node_of: &HashMap<String, NodeId>,
+    ecmp: bool,
 ) -> Result<NetworkPlan, ScenarioError> {
+    // Equal-cost routes are searched on the network's own links (hosts hang off it), with
+    // each destination's distances searched once and kept.
+    let mut multipath = ecmp.then(|| Multipath {
+        core: plan.topo.clone(),
+        delay_ns: plan.links.iter().map(|l| l.delay_ns).collect(),
+        hops_to: HashMap::new(),
+        branched: false,
+    });
+    let mut fid = 0u64;
     let fastest = plan.links.iter().map(|l| l.rate_bps).max().unwrap_or(0);
     let default_access = fastest.saturating_mul(ACCESS_RATE_FACTOR);
     let tcp = sc.flows.iter().enumerate().map(|(gi, g)| {
@@ -156,6 +168,14 @@ fn add_flows(
             check_udp_rate(&sc.udp[gi], gi, access_bps)?;
         }
         for (k, rtt_ns) in rtts.into_iter().enumerate() {
+            let hashed = match multipath.as_mut() {
+                Some(m) if e.path.is_none() => {
+                    Some(m.route(sc.seed, fid, &route, &plan.topo.node_names))
+                }
+                _ => None,
+            };
+            fid += 1;
+            let route = hashed.as_ref().unwrap_or(&route);
             let extra = rtt_ns.checked_sub(route.delay_ns).ok_or_else(|| {
                 ScenarioError::new(
                     format!("{prefix}.rtt"),
@@ -169,14 +189,72 @@ fn add_flows(
             })?;
             add_host_pair(
                 &mut plan,
-                &route,
+                route,
                 format!("{label}.{k}"),
                 extra / 2,
                 access_bps,
             );
         }
     }
+    if multipath.is_some_and(|m| !m.branched) {
+        return Err(ScenarioError::new(
+            "network.ecmp",
+            "no flow has two equal-cost routes to choose from (give ecmp = false, or links \
+             that make equal-cost paths)",
+        ));
+    }
     Ok(plan)
+}
+
+/// Equal-cost multipath routing (`network.ecmp`): each flow's own route, picked by a
+/// hash drawn for it from its own stream (`StreamKind::Ecmp`, indexed by flow), so the
+/// choice depends on the seed and the flow alone, and no other stream's draws move.
+struct Multipath {
+    /// The network's own nodes and links, before any host was added.
+    core: Topology,
+    /// Each of its links' propagation delay.
+    delay_ns: Vec<u64>,
+    /// Each destination's fewest-hop distances from every node of `core`.
+    hops_to: HashMap<NodeId, Vec<u32>>,
+    /// Whether any flow had a choice (`ecmp` asked where there is none is an error).
+    branched: bool,
+}
+
+impl Multipath {
+    /// Flow `fid`'s route along `group`'s ends, there and back (the ACKs hashed by the
+    /// same flow hash over the reverse direction's equal-cost next hops).
+    fn route(&mut self, seed: u64, fid: u64, group: &GroupRoute, names: &[String]) -> GroupRoute {
+        let hash = stream(seed, StreamKind::Ecmp, fid).next_u64();
+        let (src, dst) = group.ends;
+        let mut pick = |from: NodeId, to: NodeId| {
+            let core = &self.core;
+            let dist = self.hops_to.entry(to).or_insert_with(|| core.hops_to(to));
+            let (links, branched) = core
+                .ecmp_route(from, dist, hash)
+                .expect("a fewest-hop route exists, so an equal-cost one does");
+            self.branched |= branched;
+            links
+        };
+        let forward = pick(src, dst);
+        let back = pick(dst, src);
+        let mut nodes = vec![names[src as usize].clone()];
+        nodes.extend(
+            forward
+                .iter()
+                .map(|&l| names[self.core.links[l as usize].to as usize].clone()),
+        );
+        GroupRoute {
+            delay_ns: forward
+                .iter()
+                .chain(&back)
+                .map(|&l| self.delay_ns[l as usize])
+                .sum(),
+            forward,
+            back,
+            nodes,
+            ends: group.ends,
+        }
+    }
 }
 
 /// A flow's sender and receiver on their own access links (the sender's and its ACKs'
