@@ -148,3 +148,16 @@ def test_ecn_marks_are_in_the_ip_header(tmp_path: Path) -> None:
     assert bottleneck["marks"] > 0
     assert len(marked) == bottleneck["marks"]
     assert len(ect) > 1000
+
+
+@needs_tshark
+def test_data_segments_echo_the_peers_tsval(newreno: Path) -> None:
+    """RFC 7323 §3-4 as Linux (tcp_options_write): data segments carry ts_recent, so
+    only the initial window, sent before any ACK, echoes 0 (no handshake simulated)."""
+    rows = tshark(
+        newreno / "trace.pcapng", 0, "tcp.len > 0", "tcp.options.timestamp.tsecr"
+    )
+    echoes = [int(r) for r in rows]
+    zeros = sum(1 for e in echoes if e == 0)
+    assert len(echoes) > 100 and zeros <= 10, (len(echoes), zeros)
+    assert echoes == sorted(echoes), "the echo never goes back"

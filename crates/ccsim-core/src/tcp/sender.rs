@@ -137,6 +137,9 @@ pub struct TcpSender {
     sack_cache: [(u64, u64); 3],
     next_send_ns: u64,
     newly_lost: u32,
+    /// The peer's latest TSval, echoed in every data segment (RFC 7323 §4.3 TS.Recent,
+    /// Linux `tp->rx_opt.ts_recent`); 0 until the first ACK (no handshake is simulated).
+    ts_recent_ns: u64,
     pub stats: SenderStats,
     /// Record every reduction in `reductions` (flows with `trace = true`).
     pub trace_reductions: bool,
@@ -225,6 +228,7 @@ impl TcpSender {
             sack_cache: [(0, 0); 3],
             next_send_ns: 0,
             newly_lost: 0,
+            ts_recent_ns: 0,
             stats: SenderStats::default(),
             trace_reductions: false,
             reductions: Vec::new(),
@@ -336,6 +340,8 @@ impl TcpSender {
             payload_bytes: payload,
             size_bytes: payload + TCP_IP_HEADER_BYTES,
             ts_val: now,
+            // Linux tcp_options_write(): every segment echoes ts_recent.
+            ts_ecr: self.ts_recent_ns,
             ..Packet::default()
         };
         if self.tp.ecn_ok && (!is_retrans || self.cc.needs_accurate_ecn()) {
@@ -600,6 +606,12 @@ impl TcpSender {
         let ack = pkt.seq;
         if ack > self.tp.snd_nxt || ack < self.tp.snd_una {
             return; // acknowledges unsent data, or an old ACK
+        }
+        // TS.Recent (RFC 7323 §4.3; Linux tcp_ack() -> tcp_replace_ts_recent() for an ACK
+        // neither old nor beyond snd_nxt): a pure ACK carries no data, so its sequence
+        // number is always at the window's left edge and only the PAWS order decides.
+        if pkt.ts_val >= self.ts_recent_ns {
+            self.ts_recent_ns = pkt.ts_val;
         }
         let prior_snd_una = self.tp.snd_una;
         let prior_in_flight = self.in_flight();
