@@ -126,8 +126,11 @@ def test_bytes_acknowledged_match_ccsim_delivered(newreno: Path) -> None:
     flow = pq.read_table(newreno / "flow_packets.parquet").to_pylist()[0]
     acks = tshark(newreno / "trace.pcapng", 2, "tcp.flags.ack == 1", "tcp.ack")
     # The last ACK to leave the bottleneck's reverse link before the run ended
-    # acknowledges every byte delivered in order (relative numbers: first byte 1).
-    assert max(int(a) for a in acks) - 1 == flow["bytes_delivered"]
+    # acknowledges every byte delivered in order (relative numbers: first byte 1), but
+    # for what the receiver's delayed ACK still held or had not yet sent through the
+    # reverse path at the end: less than two full segments (it ACKs every second one).
+    unacked = flow["bytes_delivered"] - (max(int(a) for a in acks) - 1)
+    assert 0 <= unacked < 2 * 1448, unacked
     sent = tshark(newreno / "trace.pcapng", 0, "tcp.len > 0", "tcp.seq", "tcp.len")
     highest = max(int(s) + int(n) - 1 for s, n in (row.split("\t") for row in sent))
     assert highest >= flow["bytes_delivered"]
