@@ -66,6 +66,7 @@ def ccsim_scenario(sc: Scenario, quick: bool) -> dict:
             "min_rto": "200ms",
             "mss": 1448,
             "sack": True,
+            "rack": False, "tlp": False,  # ns-3 3.44 has neither (classic/PRR recovery only)
         }
         for g, start in flow_list(sc)
     ]

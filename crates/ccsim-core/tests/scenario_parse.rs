@@ -439,6 +439,8 @@ fn every_field_explicit() {
         mss: 9000,
         pacing: true,
         recovery_exit: Default::default(),
+        rack: true,
+        tlp: true,
         ce_quickack: true,
         min_rto: secs(1),
         stop: Some(secs(90)),

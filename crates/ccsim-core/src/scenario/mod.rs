@@ -258,6 +258,12 @@ pub struct TcpFlowGroup {
     pub pacing: bool,
     /// cwnd growth on the ACK that ends fast recovery (default Linux's).
     pub recovery_exit: RecoveryExit,
+    /// RACK time-based loss detection (RFC 8985 §6, Linux `tcp_recovery` bit 0); default
+    /// true as in Linux since 4.18; SACK flows only.
+    pub rack: bool,
+    /// Tail loss probes (RFC 8985 §7, Linux `tcp_early_retrans = 3`); default true as in
+    /// Linux since 3.10; SACK flows only.
+    pub tlp: bool,
     /// The receiver ACKs the next two segments at once after the first CE mark (Linux's
     /// `__tcp_ecn_check_ce`) and a data segment with CWR at once (`tcp_ecn_accept_cwr`);
     /// default true; ns-3's receiver does neither.
@@ -1351,6 +1357,8 @@ fn resolve_flow(
         mss: f.mss.map_or(1448, |g| g.value.0 as u32),
         pacing: flag(f.pacing, false),
         recovery_exit: f.recovery_exit.map_or(RecoveryExit::Linux, |g| g.value),
+        rack: flag(f.rack, true),
+        tlp: flag(f.tlp, true),
         ce_quickack: flag(f.ce_quickack, true),
         min_rto,
         stop: f.stop.map(|g| g.value),

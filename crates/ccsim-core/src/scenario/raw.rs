@@ -514,6 +514,8 @@ pub(super) struct RawFlow {
     pub mss: Option<Given<Mss>>,
     pub pacing: Option<Given<Flag>>,
     pub recovery_exit: Option<Given<RecoveryExit>>,
+    pub rack: Option<Given<Flag>>,
+    pub tlp: Option<Given<Flag>>,
     pub ce_quickack: Option<Given<Flag>>,
     pub min_rto: Option<Given<SimDuration>>,
     pub start: Option<RawDist<SimDuration>>,

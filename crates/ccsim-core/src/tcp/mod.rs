@@ -8,10 +8,12 @@
 //! RTT, as Linux seeds it from the SYN/SYN-ACK exchange. The receive window never limits
 //! the sender (paper 003's model assumption (b); Linux autotunes it well past 1 BDP here).
 
+pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
+pub mod tlp;
 
 use crate::net::packet::{PacketId, PacketPool};
 
@@ -28,6 +30,12 @@ pub struct TcpConfig {
     pub pacing: bool,
     /// cwnd growth on the ACK that ends fast recovery (Linux's unless asked for ns-3's).
     pub recovery_exit: crate::scenario::RecoveryExit,
+    /// RACK time-based loss detection (RFC 8985 §6; Linux `tcp_recovery` bit 0, on by
+    /// default); SACK flows only.
+    pub rack: bool,
+    /// Tail loss probes (RFC 8985 §7; Linux `tcp_early_retrans = 3`, on by default);
+    /// SACK flows only.
+    pub tlp: bool,
     /// Quick ACKs for two segments after the first CE mark and for a data segment with
     /// CWR (Linux; ns-3 has neither).
     pub ce_quickack: bool,

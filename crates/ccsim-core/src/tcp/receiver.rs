@@ -363,6 +363,8 @@ mod tests {
             ecn: true,
             pacing: false,
             recovery_exit: Default::default(),
+            rack: true,
+            tlp: true,
             ce_quickack: true,
             min_rto_ns: 200_000_000,
             delayed_ack,

@@ -90,6 +90,11 @@ impl RttEstimator {
         self.srtt8 >> 3
     }
 
+    /// Smoothed RTT scaled by 8, as Linux keeps `srtt_us` (0 before the first sample).
+    pub fn srtt_x8_ns(&self) -> u64 {
+        self.srtt8
+    }
+
     /// Minimum RTT seen (u64::MAX before the first sample).
     pub fn min_rtt_ns(&self) -> u64 {
         self.min_rtt_ns

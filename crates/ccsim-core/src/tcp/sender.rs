@@ -50,16 +50,24 @@
 //!   `skb_marked_lost`). `tp.delivered_ce` counts packets delivered by ECE ACKs
 //!   (`tcp_count_delivered`).
 //!
-//! Departures from Linux (defaults of a current kernel), each a candidate option:
-//! RACK-TLP loss detection (`tcp_recovery=1`) and tail loss probes are not modelled, so a
-//! lost retransmission is recovered by the RTO, as with `tcp_recovery=0`; no F-RTO, no
-//! D-SACK/timestamp undo of spurious reductions; no slow-start restart after idle; the
-//! minimum RTT is the all-time minimum rather than a 5-minute windowed one.
+//! - RACK-TLP (RFC 8985, Linux 4.18+ defaults; [`super::rack`], [`super::tlp`]) for SACK
+//!   flows, options `rack`/`tlp`: RACK marks losses by time on ACKs and by its reordering
+//!   timer and replaces `tcp_update_scoreboard()`'s count (`tcp_identify_packet_loss`,
+//!   `tcp_time_to_recover` then only asks `lost_out`); a lost retransmission ends Loss for
+//!   Recovery (`FLAG_LOST_RETRANS`); an RTO leaves segments sent within `RACK.rtt` unmarked
+//!   (`tcp_timeout_mark_lost`). The RTO, the probe and the reordering timer share one
+//!   timer (`icsk_pending`). With both off the sender is the pre-RACK kernel's, unchanged.
+//!
+//! Departures from Linux (defaults of a current kernel), each a candidate option: no
+//! F-RTO, no D-SACK/timestamp undo of spurious reductions; no slow-start restart after
+//! idle; the minimum RTT is the all-time minimum rather than a 5-minute windowed one.
 
 use std::collections::VecDeque;
 
+use super::rack::{self, Rack};
 use super::rate::RateSampler;
 use super::rtt::{RttEstimator, RTO_MAX_NS};
+use super::tlp::{Tlp, TlpAck};
 use super::{TcpConfig, TcpIo, Timer};
 use crate::cc::{
     AckFlags, AckSample, CaEvent, CaState, Cc, CcState, CongestionControl, LostSkb, ReductionCause,
@@ -92,6 +100,16 @@ pub struct Reduction {
     pub ssthresh_after: u32,
 }
 
+/// What the one retransmission timer is armed for (Linux `icsk_pending`: the RTO, the
+/// tail loss probe and RACK's reordering timer share `icsk_retransmit_timer`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum XmitTimer {
+    #[default]
+    Rto,
+    LossProbe,
+    ReoTimeout,
+}
+
 /// Sender-side counters.
 #[derive(Debug, Clone, Default)]
 pub struct SenderStats {
@@ -103,6 +121,12 @@ pub struct SenderStats {
     pub ecn_reductions: u64,
     /// Reductions a delay-based controller asked for (CDG's backoff).
     pub delay_reductions: u64,
+    /// Tail loss probes sent (Linux `TCPLossProbes`).
+    pub tlp_probes: u64,
+    /// Losses a probe repaired, each with one cwnd reduction (`TCPLossProbeRecovery`).
+    pub tlp_recoveries: u64,
+    /// Segments RACK marked lost (retransmissions lost again included).
+    pub rack_lost: u64,
 }
 
 /// The sending end of one TCP flow.
@@ -137,6 +161,15 @@ pub struct TcpSender {
     sack_cache: [(u64, u64); 3],
     next_send_ns: u64,
     newly_lost: u32,
+    /// The peer's latest TSval, echoed in every data segment (RFC 7323 §4.3 TS.Recent,
+    /// Linux `tp->rx_opt.ts_recent`); 0 until the first ACK (no handshake is simulated).
+    ts_recent_ns: u64,
+    /// RACK and TLP state, used when `cfg.rack` / `cfg.tlp` (SACK flows only).
+    rack: Rack,
+    tlp: Tlp,
+    xmit_timer: XmitTimer,
+    /// RACK armed its reordering timer while processing this ACK.
+    reo_armed: bool,
     pub stats: SenderStats,
     /// Record every reduction in `reductions` (flows with `trace = true`).
     pub trace_reductions: bool,
@@ -226,6 +259,11 @@ impl TcpSender {
             sack_cache: [(0, 0); 3],
             next_send_ns: 0,
             newly_lost: 0,
+            ts_recent_ns: 0,
+            rack: Rack::new(),
+            tlp: Tlp::default(),
+            xmit_timer: XmitTimer::Rto,
+            reo_armed: false,
             stats: SenderStats::default(),
             trace_reductions: false,
             reductions: Vec::new(),
@@ -275,6 +313,69 @@ impl TcpSender {
     /// A finite transfer whose every byte is acknowledged.
     pub fn is_complete(&self) -> bool {
         matches!(self.total_segs, Some(t) if self.tp.snd_una >= t)
+    }
+
+    /// RACK loss detection is on (it needs SACK: Linux's Reno path keeps NewReno's
+    /// duplicate-ACK rule, `tcp_identify_packet_loss`).
+    #[inline]
+    fn rack_on(&self) -> bool {
+        self.cfg.rack && self.cfg.sack
+    }
+
+    /// The timer is managed as Linux 6.x does with RACK or TLP (one timer, three uses);
+    /// off, exactly as before they were modelled.
+    #[inline]
+    fn xmit_timer_linux(&self) -> bool {
+        self.cfg.sack && (self.cfg.rack || self.cfg.tlp)
+    }
+
+    /// Arm the retransmission timer as the RTO.
+    #[inline]
+    fn arm_rto(&mut self, at_ns: u64) {
+        self.xmit_timer = XmitTimer::Rto;
+        self.rto_timer.arm(at_ns);
+    }
+
+    /// Linux `tcp_rearm_rto()`: the RTO from now, or, replacing a probe or reordering
+    /// timer, from the head's transmission (`tcp_rto_delta_us`).
+    fn rearm_rto(&mut self, now_ns: u64) {
+        if self.packets_out() == 0 {
+            self.rto_timer.cancel();
+            self.xmit_timer = XmitTimer::Rto;
+            return;
+        }
+        let at = if self.xmit_timer != XmitTimer::Rto {
+            (self.sb[0].sent_ns + self.rto_ns).max(now_ns + 1)
+        } else {
+            now_ns + self.rto_ns
+        };
+        self.arm_rto(at);
+    }
+
+    /// Linux `tcp_schedule_loss_probe()`: arm the probe timeout in place of the RTO if a
+    /// probe may go out. `advancing_rto`: the RTO would be re-armed from now.
+    fn schedule_loss_probe(&mut self, now_ns: u64, advancing_rto: bool) -> bool {
+        if !self.cfg.tlp
+            || !self.cfg.sack
+            || self.packets_out() == 0
+            || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
+        {
+            return false;
+        }
+        let rto_delta = if advancing_rto {
+            self.rto_ns as i64
+        } else {
+            (self.sb[0].sent_ns + self.rto_ns) as i64 - now_ns as i64
+        };
+        let timeout = Tlp::probe_timeout_ns(
+            self.rtt.srtt_x8_ns(),
+            self.packets_out(),
+            self.cfg.min_rto_ns,
+            rto_delta,
+        );
+        self.xmit_timer = XmitTimer::LossProbe;
+        self.rto_timer.arm(now_ns + timeout);
+        true
     }
 
     fn has_new_data(&self) -> bool {
@@ -352,6 +453,8 @@ impl TcpSender {
             payload_bytes: payload,
             size_bytes: payload + TCP_IP_HEADER_BYTES,
             ts_val: now,
+            // Linux tcp_options_write(): every segment echoes ts_recent.
+            ts_ecr: self.ts_recent_ns,
             ..Packet::default()
         };
         if self.tp.ecn_ok && (!is_retrans || self.cc.needs_accurate_ecn()) {
@@ -422,6 +525,7 @@ impl TcpSender {
         }
         let now = io.now_ns;
         let mut sent_any = false;
+        let mut sent_new = false;
         loop {
             if self.in_flight() >= self.tp.cwnd {
                 break;
@@ -448,26 +552,14 @@ impl TcpSender {
                 self.retrans_out += 1;
                 self.stats.retransmits += 1;
                 self.transmit(seg, true, io);
-                if head {
-                    // tcp_xmit_retransmit_queue(): retransmitting the head re-arms the RTO.
-                    self.rto_timer.arm(now + self.rto_ns);
+                // tcp_xmit_retransmit_queue(): retransmitting the head re-arms the RTO,
+                // unless RACK's reordering timer is pending.
+                if head && self.xmit_timer != XmitTimer::ReoTimeout {
+                    self.arm_rto(now + self.rto_ns);
                 }
             } else if self.has_new_data() {
-                let seg = self.tp.snd_nxt;
-                if self.packets_out() == 0 {
-                    self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
-                    self.rto_timer.arm(now + self.rto_ns);
-                }
-                let (packets_out, in_flight) = (self.packets_out(), self.rate_in_flight());
-                if let Some(r) = self.rate.as_mut() {
-                    r.on_new_sent(&mut self.tp, now, packets_out, in_flight);
-                }
-                self.sb.push_back(SegMeta {
-                    flags: 0,
-                    sent_ns: now,
-                });
-                self.tp.snd_nxt += 1;
-                self.transmit(seg, false, io);
+                self.send_new_segment(io);
+                sent_new = true;
             } else {
                 if self.rate.is_some() {
                     // Out of data with room in cwnd (tcp_rate_check_app_limited).
@@ -483,6 +575,14 @@ impl TcpSender {
             }
             sent_any = true;
         }
+        if sent_new && self.cfg.tlp && self.cfg.sack {
+            // tcp_event_new_data_sent() re-arms the RTO over a pending probe, then
+            // tcp_write_xmit() schedules the probe (not later than that RTO).
+            if self.xmit_timer == XmitTimer::LossProbe {
+                self.rearm_rto(now);
+            }
+            self.schedule_loss_probe(now, false);
+        }
         let cwnd_limited = self.in_flight() >= self.tp.cwnd;
         if sent_any || cwnd_limited {
             // tcp_cwnd_validate()
@@ -496,6 +596,26 @@ impl TcpSender {
                 self.cwnd_usage_seq = self.tp.snd_nxt;
             }
         }
+    }
+
+    /// Send the next new segment (`tcp_write_xmit` -> `tcp_transmit_skb`).
+    fn send_new_segment(&mut self, io: &mut TcpIo<'_>) {
+        let now = io.now_ns;
+        let seg = self.tp.snd_nxt;
+        if self.packets_out() == 0 {
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+            self.arm_rto(now + self.rto_ns);
+        }
+        let (packets_out, in_flight) = (self.packets_out(), self.rate_in_flight());
+        if let Some(r) = self.rate.as_mut() {
+            r.on_new_sent(&mut self.tp, now, packets_out, in_flight);
+        }
+        self.sb.push_back(SegMeta {
+            flags: 0,
+            sent_ns: now,
+        });
+        self.tp.snd_nxt += 1;
+        self.transmit(seg, false, io);
     }
 
     /// Linux `tcp_is_cwnd_limited()`.
@@ -516,7 +636,8 @@ impl TcpSender {
     /// Tag SACKed segments (`tcp_sacktag_write_queue`), skipping ranges already processed
     /// for an earlier ACK (Linux's `recv_sack_cache`). Returns newly SACKed segments and
     /// the send times of the oldest and newest never-retransmitted ones.
-    fn sacktag(&mut self, blocks: &[(u64, u64)]) -> (u32, Option<u64>, Option<u64>) {
+    fn sacktag(&mut self, blocks: &[(u64, u64)], now: u64) -> (u32, Option<u64>, Option<u64>) {
+        let (rack_on, min_rtt) = (self.rack_on(), self.rtt.min_rtt_ns());
         let mut newly = 0u32;
         let mut first_sackt: Option<u64> = None;
         let mut last_sackt: Option<u64> = None;
@@ -545,6 +666,10 @@ impl TcpSender {
                     if let Some(r) = self.rate.as_mut() {
                         r.on_sacked((seg - una) as usize, m.sent_ns, m.flags & EVER_RETRANS != 0);
                     }
+                    if rack_on {
+                        let ever = m.flags & EVER_RETRANS != 0;
+                        self.rack.advance(seg, m.sent_ns, ever, now, min_rtt);
+                    }
                     if m.flags & EVER_RETRANS == 0 {
                         first_sackt =
                             Some(first_sackt.map_or(m.sent_ns, |t: u64| t.min(m.sent_ns)));
@@ -567,7 +692,13 @@ impl TcpSender {
     /// Remove cumulatively ACKed segments (`tcp_clean_rtx_queue`). Returns (packets
     /// acked, of which newly delivered (not SACKed before), oldest and newest send time of
     /// the ones neither retransmitted nor SACKed before).
-    fn clean_rtx_queue(&mut self, ack: u64) -> (u32, u32, Option<u64>, Option<u64>) {
+    fn clean_rtx_queue(
+        &mut self,
+        ack: u64,
+        now: u64,
+        ts_ecr: u64,
+    ) -> (u32, u32, Option<u64>, Option<u64>) {
+        let (rack_on, min_rtt) = (self.rack_on(), self.rtt.min_rtt_ns());
         let mut acked = 0u32;
         let mut newly_delivered = 0u32;
         let mut first_ackt = None;
@@ -593,6 +724,13 @@ impl TcpSender {
                 }
                 if m.flags & RETRANS != 0 {
                     self.retrans_out -= 1;
+                }
+                // tcp_rack_advance() unless the ACK echoes a timestamp older than the
+                // retransmission (tcp_skb_spurious_retrans: the original was ACKed).
+                let ever = m.flags & EVER_RETRANS != 0;
+                if rack_on && !(ever && ts_ecr > 0 && ts_ecr < m.sent_ns) {
+                    self.rack
+                        .advance(self.tp.snd_una, m.sent_ns, ever, now, min_rtt);
                 }
             }
             // RTT samples only from segments neither retransmitted (Karn) nor SACKed
@@ -620,6 +758,12 @@ impl TcpSender {
         if ack > self.tp.snd_nxt || ack < self.tp.snd_una {
             return; // acknowledges unsent data, or an old ACK
         }
+        // TS.Recent (RFC 7323 §4.3; Linux tcp_ack() -> tcp_replace_ts_recent() for an ACK
+        // neither old nor beyond snd_nxt): a pure ACK carries no data, so its sequence
+        // number is always at the window's left edge and only the PAWS order decides.
+        if pkt.ts_val >= self.ts_recent_ns {
+            self.ts_recent_ns = pkt.ts_val;
+        }
         let prior_snd_una = self.tp.snd_una;
         let prior_in_flight = self.in_flight();
         let prior_lost = self.tp.lost;
@@ -633,13 +777,14 @@ impl TcpSender {
         };
 
         let (newly_sacked, first_sackt, last_sackt) = if self.cfg.sack && !sack.is_empty() {
-            self.sacktag(sack)
+            self.sacktag(sack, now)
         } else {
             (0, None, None)
         };
         info.data_sacked = newly_sacked > 0;
 
-        let (pkts_acked, newly_cum, first_ackt, last_ackt) = self.clean_rtx_queue(ack);
+        let (pkts_acked, newly_cum, first_ackt, last_ackt) =
+            self.clean_rtx_queue(ack, now, pkt.ts_ecr);
         info.snd_una_advanced = ack > prior_snd_una;
         if !info.snd_una_advanced && self.packets_out() > 0 {
             info.num_dupack = 1;
@@ -688,11 +833,15 @@ impl TcpSender {
         };
         self.cc.pkts_acked(&mut self.tp, &sample);
 
-        // Re-arm or stop the RTO (tcp_set_xmit_timer / tcp_rearm_rto).
-        if self.packets_out() == 0 {
-            self.rto_timer.cancel();
-        } else if info.snd_una_advanced {
-            self.rto_timer.arm(now + self.rto_ns);
+        // Re-arm or stop the RTO (tcp_set_xmit_timer / tcp_rearm_rto); with RACK or TLP
+        // after the state machine, as Linux, since either may claim the timer.
+        let xmit_timer_linux = self.xmit_timer_linux();
+        if !xmit_timer_linux {
+            if self.packets_out() == 0 {
+                self.rto_timer.cancel();
+            } else if info.snd_una_advanced {
+                self.rto_timer.arm(now + self.rto_ns);
+            }
         }
 
         // Delivered counts are updated before `in_ack_event`, as Linux counts them in
@@ -706,6 +855,17 @@ impl TcpSender {
             },
         );
 
+        // tcp_process_tlp_ack()
+        if self.tlp.high_seq.is_some()
+            && self
+                .tlp
+                .on_ack(ack, info.snd_una_advanced, info.data_sacked)
+                == TlpAck::Recovered
+        {
+            self.tlp_recovered();
+        }
+
+        self.reo_armed = false;
         let dubious = !info.snd_una_advanced
             || info.data_sacked
             || info.ece
@@ -715,6 +875,17 @@ impl TcpSender {
             let delivered_reno = self.fastretrans_alert(info, prior_snd_una);
             self.count_delivered(delivered_reno, info.ece);
             delivered += delivered_reno;
+        }
+        if xmit_timer_linux {
+            // tcp_set_xmit_timer() on FLAG_SET_XMIT_TIMER (data ACKed) unless RACK armed
+            // its reordering timer; with nothing outstanding, tcp_rearm_rto() stops it.
+            if self.packets_out() == 0
+                || (info.snd_una_advanced
+                    && !self.reo_armed
+                    && !self.schedule_loss_probe(now, true))
+            {
+                self.rearm_rto(now);
+            }
         }
 
         // tcp_rate_gen(), then tcp_cong_control()
@@ -798,14 +969,25 @@ impl TcpSender {
                 } else if reno {
                     self.newreno_mark_head_lost(true);
                 }
+                if self.rack_on() {
+                    self.identify_packet_loss();
+                }
             }
             CaState::Loss => {
                 if self.tp.snd_una >= self.high_seq {
                     self.set_state(CaState::Open);
-                } else {
+                } else if !self.rack_on() {
                     if reno && info.snd_una_advanced {
                         self.sacked_out = 0;
                     }
+                    return delivered;
+                }
+                // With RACK a lost retransmission ends Loss for Recovery (Linux
+                // FLAG_LOST_RETRANS falls through to the default branch).
+                if self.rack_on()
+                    && !self.identify_packet_loss()
+                    && self.tp.ca_state != CaState::Open
+                {
                     return delivered;
                 }
                 delivered += self.open_state_alert(info, prior_snd_una, &mut fast_rexmit);
@@ -820,10 +1002,176 @@ impl TcpSender {
                 }
             }
         }
-        if !reno {
+        // RFC 6675's count-based marking only without RACK (Linux 4.18+:
+        // `if (!tcp_is_rack(sk) && do_lost) tcp_update_scoreboard()`).
+        if !reno && !self.rack_on() {
             self.update_scoreboard(fast_rexmit);
         }
         delivered
+    }
+
+    /// Linux `tcp_identify_packet_loss()` for a SACK flow with RACK: returns whether a
+    /// retransmission was marked lost again (`FLAG_LOST_RETRANS`).
+    fn identify_packet_loss(&mut self) -> bool {
+        if self.sb.is_empty() {
+            return false;
+        }
+        let prior_retrans = self.retrans_out;
+        // tcp_rack_mark_lost()
+        if self.rack.take_advanced() {
+            let now = self.tp.now_ns;
+            let timeout = self.rack_detect_loss(now);
+            if timeout > 0 {
+                // inet_csk_reset_xmit_timer(ICSK_TIME_REO_TIMEOUT, ..., icsk_rto).
+                let after = (timeout + rack::TIMEOUT_MIN_NS).min(self.rto_ns);
+                self.xmit_timer = XmitTimer::ReoTimeout;
+                self.rto_timer.arm(now + after);
+                self.reo_armed = true;
+            }
+        }
+        prior_retrans > self.retrans_out
+    }
+
+    /// Linux `tcp_rack_detect_loss()`: mark lost every segment sent before the most
+    /// recently sent delivered one and not delivered within `RACK.rtt + reo_wnd`;
+    /// returns the time until the next one is due, 0 if none.
+    fn rack_detect_loss(&mut self, now: u64) -> u64 {
+        let reo_wnd = self.rack.reo_wnd_ns(
+            self.tp.ca_state >= CaState::Recovery,
+            self.sacked_out,
+            REORDERING,
+            self.rtt.min_rtt_ns(),
+            self.rtt.srtt_ns(),
+        );
+        let una = self.tp.snd_una;
+        let mut timeout = 0i64;
+        for i in 0..self.sb.len() {
+            let m = self.sb[i];
+            // Delivered, or lost and not yet retransmitted: not on Linux's tsorted list.
+            if m.flags & SACKED != 0 || m.flags & (LOST | RETRANS) == LOST {
+                continue;
+            }
+            let seg = una + i as u64;
+            if !self.rack.judges(seg, m.sent_ns) {
+                // Never-retransmitted segments go out in sequence order, and any later
+                // retransmission went out later still: nothing beyond is judged.
+                if m.flags & EVER_RETRANS == 0 {
+                    break;
+                }
+                continue;
+            }
+            let remaining = self.rack.remaining_ns(m.sent_ns, reo_wnd, now);
+            if remaining <= 0 {
+                self.rack_mark_skb_lost(seg);
+            } else {
+                timeout = timeout.max(remaining);
+            }
+        }
+        timeout as u64
+    }
+
+    /// Linux `tcp_mark_skb_lost()`, which also counts a retransmission lost again.
+    fn rack_mark_skb_lost(&mut self, seg: u64) {
+        let i = (seg - self.tp.snd_una) as usize;
+        let f = self.sb[i].flags;
+        if f & SACKED != 0 || f & (LOST | RETRANS) == LOST {
+            return;
+        }
+        if f & LOST != 0 {
+            self.sb[i].flags &= !RETRANS;
+            self.retrans_out -= 1;
+        } else {
+            self.sb[i].flags |= LOST;
+            self.lost_out += 1;
+        }
+        self.tp.lost += 1;
+        self.newly_lost += 1;
+        self.stats.rack_lost += 1;
+        if seg < self.retrans_hint {
+            self.retrans_hint = seg;
+        }
+        self.notify_skb_loss_event(i);
+    }
+
+    /// Linux `tcp_rack_reo_timeout()`: the reordering window passed.
+    fn rack_reo_timeout(&mut self, io: &mut TcpIo<'_>) {
+        let now = io.now_ns;
+        self.refresh_tp(now);
+        self.newly_lost = 0;
+        let prior_in_flight = self.in_flight();
+        self.rack_detect_loss(now);
+        if prior_in_flight != self.in_flight() {
+            if self.tp.ca_state != CaState::Recovery {
+                self.enter_recovery();
+                if !self.cong_control {
+                    self.cwnd_reduction(1, AckInfo::default());
+                }
+            }
+            self.try_send(io);
+        }
+        if self.xmit_timer != XmitTimer::Rto {
+            self.rearm_rto(now);
+        }
+    }
+
+    /// Linux `tcp_send_loss_probe()`: one segment regardless of cwnd, new data if any,
+    /// else the last segment again.
+    fn send_loss_probe(&mut self, io: &mut TcpIo<'_>) {
+        let now = io.now_ns;
+        self.refresh_tp(now);
+        if self.tlp.high_seq.is_none() {
+            self.tlp.retrans = false;
+            let sent = if self.has_new_data() {
+                let paced_out = self.tp.paced && self.next_send_ns > now;
+                if !paced_out {
+                    self.send_new_segment(io);
+                }
+                !paced_out
+            } else {
+                // __tcp_retransmit_skb() alone: EVER_RETRANS, not counted in retrans_out.
+                let idx = self.sb.len() - 1;
+                let seg = self.tp.snd_nxt - 1;
+                self.sb[idx].flags |= EVER_RETRANS;
+                self.sb[idx].sent_ns = now;
+                let (packets_out, in_flight) = (self.packets_out(), self.rate_in_flight());
+                if let Some(r) = self.rate.as_mut() {
+                    r.on_retransmit(&mut self.tp, idx, now, packets_out, in_flight);
+                }
+                self.stats.retransmits += 1;
+                self.transmit(seg, true, io);
+                self.tlp.retrans = true;
+                true
+            };
+            if sent {
+                self.tlp.high_seq = Some(self.tp.snd_nxt);
+                self.stats.tlp_probes += 1;
+                // icsk_pending = 0: the RTO restarts from now.
+                self.xmit_timer = XmitTimer::Rto;
+            }
+        }
+        self.rearm_rto(now);
+    }
+
+    /// `tcp_process_tlp_ack()`: the probe repaired a loss; reduce cwnd once, as a CWR
+    /// episode that ends at once.
+    fn tlp_recovered(&mut self) {
+        self.init_cwnd_reduction(ReductionCause::Loss);
+        self.set_state(CaState::Cwr);
+        self.record_reduction(ReductionCause::Loss);
+        self.end_cwnd_reduction();
+        // tcp_try_keep_open()
+        let any_retrans =
+            self.retrans_out > 0 || self.sb.front().is_some_and(|m| m.flags & EVER_RETRANS != 0);
+        let state = if self.sacked_out + self.lost_out > 0 || any_retrans {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if self.tp.ca_state != state {
+            self.set_state(state);
+            self.high_seq = self.tp.snd_nxt;
+        }
+        self.stats.tlp_recoveries += 1;
     }
 
     /// The `default:` branch of `tcp_fastretrans_alert()` (Open, Disorder, CWR).
@@ -841,8 +1189,13 @@ impl TcpSender {
             delivered += self.add_reno_sack(info.num_dupack);
             self.newreno_mark_head_lost(false);
         }
-        // tcp_time_to_recover()
-        let time_to_recover = self.lost_out > 0 || self.sacked_out + 1 > REORDERING;
+        // tcp_time_to_recover(): with RACK only a proven loss (RACK marked it).
+        let time_to_recover = if self.rack_on() {
+            self.identify_packet_loss();
+            self.lost_out > 0
+        } else {
+            self.lost_out > 0 || self.sacked_out + 1 > REORDERING
+        };
         if !time_to_recover {
             self.try_to_open(info.ece);
             return delivered;
@@ -967,6 +1320,7 @@ impl TcpSender {
     /// Linux `tcp_init_cwnd_reduction()`.
     fn init_cwnd_reduction(&mut self, cause: ReductionCause) {
         self.high_seq = self.tp.snd_nxt;
+        self.tlp.high_seq = None;
         self.tp.cwnd_cnt = 0;
         self.tp.prior_cwnd = self.tp.cwnd;
         self.prr_delivered = 0;
@@ -1061,10 +1415,16 @@ impl TcpSender {
 
     // ----- retransmission timeout -------------------------------------------------
 
-    /// The RTO fired (`tcp_retransmit_timer`).
+    /// The retransmission timer fired (Linux `tcp_write_timer_handler`): the RTO, a tail
+    /// loss probe or RACK's reordering timer.
     pub fn on_rto(&mut self, io: &mut TcpIo<'_>) {
         if self.packets_out() == 0 {
             return;
+        }
+        match self.xmit_timer {
+            XmitTimer::Rto => {}
+            XmitTimer::LossProbe => return self.send_loss_probe(io),
+            XmitTimer::ReoTimeout => return self.rack_reo_timeout(io),
         }
         self.stats.timeouts += 1;
         self.refresh_tp(io.now_ns);
@@ -1073,15 +1433,21 @@ impl TcpSender {
         self.try_send(io);
         self.rto_retransmits += 1;
         self.rto_ns = (self.rto_ns * 2).min(RTO_MAX_NS);
-        self.rto_timer.arm(io.now_ns + self.rto_ns);
+        self.arm_rto(io.now_ns + self.rto_ns);
     }
 
-    /// Linux `tcp_enter_loss()` with `tcp_timeout_mark_lost()` (RACK off).
+    /// Linux `tcp_enter_loss()` with `tcp_timeout_mark_lost()`.
     fn enter_loss(&mut self) {
         if !self.cfg.sack {
             self.sacked_out = 0;
         }
+        // With RACK, tcp_timeout_mark_lost() leaves segments sent within RACK.rtt (the
+        // head excepted) unmarked: they may still be delivered.
+        let (rack_on, now) = (self.rack_on(), self.tp.now_ns);
         for i in 0..self.sb.len() {
+            if rack_on && i > 0 && self.rack.remaining_ns(self.sb[i].sent_ns, 0, now) > 0 {
+                continue;
+            }
             let m = &mut self.sb[i];
             if m.flags & SACKED != 0 {
                 continue;
@@ -1176,19 +1542,33 @@ mod tests {
 
     impl Harness {
         fn new(sack: bool, ecn: bool, iw: u32) -> Self {
-            let cfg = TcpConfig {
+            Self::with(sack, ecn, iw, |_| {})
+        }
+        /// RACK and TLP on (Linux's defaults), `total_bytes` to send.
+        fn linux(total_bytes: Option<u64>) -> Self {
+            Self::with(true, false, 10, |c| {
+                c.rack = true;
+                c.tlp = true;
+                c.total_bytes = total_bytes;
+            })
+        }
+        fn with(sack: bool, ecn: bool, iw: u32, tweak: impl FnOnce(&mut TcpConfig)) -> Self {
+            let mut cfg = TcpConfig {
                 mss: 1000,
                 initial_window: iw,
                 sack,
                 ecn,
                 pacing: false,
                 recovery_exit: Default::default(),
+                rack: false,
+                tlp: false,
                 ce_quickack: true,
                 min_rto_ns: 200 * MS,
                 delayed_ack: false,
                 total_bytes: None,
                 accurate_ecn: false,
             };
+            tweak(&mut cfg);
             let mut h = Harness {
                 s: TcpSender::new(0, 0, cfg, Cc::NewReno(NewReno::default()), 100 * MS),
                 pool: PacketPool::new(),
@@ -1381,5 +1761,131 @@ mod tests {
             "a repeated timeout does not reduce ssthresh again"
         );
         assert_eq!(h.s.stats.timeouts, 2);
+    }
+
+    // ----- RACK-TLP, hand-worked from Linux 6.x tcp_recovery.c / tcp_output.c ----------
+    // The harness seeds srtt = min_rtt = 100 ms; rto_min 200 ms, so RTO = 300 ms.
+
+    /// Segments 7-9 of a 10-segment transfer are lost. The ACK of 0-6 at 100 ms arms the
+    /// probe (tcp_schedule_loss_probe, three packets out): 2·srtt + TCP_TIMEOUT_MIN_US =
+    /// 202 ms, before the 300 ms RTO, so the probe (the last segment again, no new data)
+    /// goes out at 302 ms. Its SACK at 402 ms advances RACK (xmit 302 ms, rtt 100 ms);
+    /// 7 and 8, sent at 0, are overdue by far more than reo_wnd = min_rtt/4 = 25 ms, so
+    /// RACK marks them lost and fast recovery repairs them: no RTO (at 400 ms otherwise).
+    #[test]
+    fn a_tail_loss_is_repaired_by_a_probe_at_two_srtt_not_by_the_rto() {
+        let mut h = Harness::linux(Some(10_000));
+        assert_eq!(h.sent.len(), 10);
+        h.now = 99 * MS;
+        h.ack(7, &[], false);
+        assert_eq!(
+            h.s.rto_timer.deadline(),
+            Some(302 * MS),
+            "PTO = 2 srtt + 2 ms"
+        );
+        h.now = 302 * MS;
+        let probe = h.io(|s, io| s.on_rto(io));
+        assert_eq!(probe.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![9]);
+        assert_eq!((h.s.stats.tlp_probes, h.s.stats.timeouts), (1, 0));
+        assert_eq!(h.s.ca_state(), CaState::Open, "a probe is no reduction");
+        // The RTO restarts from the probe (icsk_pending = 0, tcp_rearm_rto).
+        assert_eq!(h.s.rto_timer.deadline(), Some(602 * MS));
+        h.now = 401 * MS;
+        let out = h.ack(7, &[(9, 10)], false);
+        assert_eq!(h.s.ca_state(), CaState::Recovery);
+        // PRR with nothing in flight sends one segment per segment delivered (RFC 6937).
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![7]);
+        assert_eq!(h.s.stats.rack_lost, 2);
+        let out = h.ack(8, &[(9, 10)], false);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![8]);
+        h.ack(10, &[], false);
+        assert_eq!(h.s.ca_state(), CaState::Open);
+        assert!(h.s.is_complete());
+        assert_eq!(h.s.stats.timeouts, 0);
+
+        // The same losses without RACK-TLP wait for the RTO at 100 + 300 ms.
+        let mut h = Harness::new(true, false, 10);
+        h.s.cfg.total_bytes = Some(10_000);
+        h.now = 99 * MS;
+        h.ack(7, &[], false);
+        assert_eq!(h.s.rto_timer.deadline(), Some(400 * MS));
+    }
+
+    /// One packet out: the PTO adds rto_min for a delayed ACK, 2·100 + 200 = 400 ms, and
+    /// is then capped by the RTO (300 ms from the ACK at 100 ms).
+    #[test]
+    fn with_one_packet_out_the_probe_waits_for_a_delayed_ack_but_not_past_the_rto() {
+        let mut h = Harness::linux(Some(10_000));
+        h.now = 99 * MS;
+        h.ack(9, &[], false);
+        assert_eq!(h.s.rto_timer.deadline(), Some(400 * MS));
+        h.now = 400 * MS;
+        let probe = h.io(|s, io| s.on_rto(io));
+        assert_eq!(probe[0].seq, 9);
+        assert_eq!((h.s.stats.tlp_probes, h.s.stats.timeouts), (1, 0));
+    }
+
+    /// Segment 0 is overtaken by 1. At the SACK of 1 (100 ms), 0 (sent at the same time,
+    /// earlier in sequence) has RACK.rtt + reo_wnd - elapsed = 100 + 25 - 100 = 25 ms
+    /// left: not lost, the reordering timer is armed for 25 + 2 ms. When 0 arrives at
+    /// 110 ms nothing was retransmitted.
+    #[test]
+    fn reordering_within_the_reordering_window_is_not_a_loss() {
+        let mut h = Harness::linux(None);
+        h.now = 99 * MS;
+        h.ack(0, &[(1, 2)], false);
+        assert_eq!(h.s.ca_state(), CaState::Disorder);
+        assert_eq!(h.s.rto_timer.deadline(), Some(127 * MS));
+        h.now = 109 * MS;
+        h.ack(2, &[], false);
+        assert_eq!(h.s.ca_state(), CaState::Open);
+        assert_eq!((h.s.stats.retransmits, h.s.stats.rack_lost), (0, 0));
+        assert_ne!(h.s.rto_timer.deadline(), Some(127 * MS), "timer re-armed");
+    }
+
+    /// The same SACK of 1 with segment 0 really lost: the reordering timer fires at
+    /// 127 ms (tcp_rack_reo_timeout), RACK marks 0 lost after one duplicate ACK (the
+    /// dupthresh rule needs three) and fast recovery retransmits it at once.
+    #[test]
+    fn rack_detects_a_loss_before_three_duplicate_acks() {
+        let mut h = Harness::linux(None);
+        h.now = 99 * MS;
+        h.ack(0, &[(1, 2)], false);
+        h.now = 127 * MS;
+        let out = h.io(|s, io| s.on_rto(io));
+        h.s.check_invariants().unwrap();
+        assert_eq!(h.s.ca_state(), CaState::Recovery);
+        assert_eq!(out[0].seq, 0);
+        assert_eq!(h.s.stats.rack_lost, 1);
+        assert_eq!(h.s.stats.timeouts, 0);
+        assert_eq!(h.s.tp.ssthresh, 5);
+
+        // Without RACK one SACK leaves the hole alone until the RTO (armed at 0).
+        let mut h = Harness::new(true, false, 10);
+        h.now = 99 * MS;
+        h.ack(0, &[(1, 2)], false);
+        assert_eq!(h.s.ca_state(), CaState::Disorder);
+        assert_eq!(h.s.rto_timer.deadline(), Some(300 * MS));
+    }
+
+    /// A lost retransmission: RACK marks it lost again once a segment sent after it is
+    /// SACKed and its RACK.rtt has passed (the RTO would be needed without RACK).
+    #[test]
+    fn rack_marks_a_lost_retransmission_lost_again() {
+        let mut h = Harness::linux(None);
+        h.now = 99 * MS;
+        h.ack(0, &[(1, 4)], false);
+        assert_eq!(h.s.ca_state(), CaState::Recovery);
+        let rtx = h.sent.iter().filter(|p| p.seq == 0).count();
+        assert_eq!(rtx, 2, "0 retransmitted at 100 ms");
+        // Segments sent at 100 ms after the retransmission (10.. ) are SACKed at 201 ms:
+        // RACK.xmit = 100 ms, the retransmission of 0 (also 100 ms, lower sequence) is
+        // judged with reo_wnd 0 in Recovery: 101 + 0 - 101 = 0 -> lost again.
+        let top = h.s.tp.snd_nxt;
+        h.now = 200 * MS;
+        let out = h.ack(0, &[(1, top)], false);
+        assert!(h.s.stats.rack_lost >= 2, "{}", h.s.stats.rack_lost);
+        assert_eq!(out[0].seq, 0, "retransmitted again");
+        assert_eq!(h.s.stats.timeouts, 0);
     }
 }

@@ -133,10 +133,12 @@ impl Recorders {
         }
     }
 
-    /// `cc_trace` and `cc_vars` rows of the traced flows.
+    /// `cc_trace` and `cc_vars` rows of the traced flows that have started: before its
+    /// start a flow has no state to trace (issue 32: rows of the initial cwnd and the
+    /// seeded RTT, nothing in flight, drew a flat line from 0 s).
     fn tick_cc(&mut self, v: &View, t: f64) {
         for (i, f) in v.tcp.iter().enumerate() {
-            if f.trace {
+            if f.trace && f.first_start_ns <= v.now_ns {
                 let s = &f.sender;
                 self.series.cc_t.push(t);
                 self.series.cc_id.push(i as u32);

@@ -71,6 +71,8 @@ fn tcp_flow(
         ecn: g.ecn,
         pacing: g.pacing,
         recovery_exit: g.recovery_exit,
+        rack: g.rack,
+        tlp: g.tlp,
         ce_quickack: g.ce_quickack,
         min_rto_ns: g.min_rto.ns,
         delayed_ack: g.delayed_ack,
