@@ -21,6 +21,8 @@ pub enum StreamKind {
     Cc = 5,
     /// Per-flow scenario values drawn from distributions (`scenario::dist`).
     Scenario = 6,
+    /// A link model's draws (`net::link_model`: random loss), one stream per link.
+    LinkModel = 7,
 }
 
 /// SplitMix64's output function: the seed mixer of the streams, also a cheap
