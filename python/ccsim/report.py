@@ -21,9 +21,14 @@ def _per_flow(flows: list[dict[str, Any]]) -> Table:
     table = Table(title="Flows (measurement window)", title_justify="left")
     for header in ("flow", "group", "type", "algorithm", "RTT ms"):
         table.add_column(header, justify="left" if header in ("type", "algorithm") else "right")
-    for header in ("goodput Mb/s", "retransmits", "drops", "marks", "FCT s"):
+    # "losses" (on a lossy link's wire, apart from queue drops) only when a link has a
+    # loss model.
+    lossy = any("losses" in f for f in flows)
+    headers = ("goodput Mb/s", "retransmits", "drops", "marks")
+    for header in (*headers, *(("losses",) if lossy else ()), "FCT s"):
         table.add_column(header, justify="right")
     for f in flows:
+        losses = (str(f.get("losses", 0)),) if lossy else ()
         table.add_row(
             str(f["flow_id"]),
             str(f["group"]),
@@ -34,6 +39,7 @@ def _per_flow(flows: list[dict[str, Any]]) -> Table:
             str(f["retransmits"]),
             str(f["drops"]),
             str(f["marks"]),
+            *losses,
             _num(f.get("fct_s")),
         )
     return table
@@ -79,6 +85,7 @@ def _bottleneck(summary: dict[str, Any]) -> Table:
         "p99",
         "drop prob.",
         "mark prob.",
+        *(("losses",) if "losses" in b else ()),
     ):
         table.add_column(header, justify="right")
     table.add_row(
@@ -89,6 +96,7 @@ def _bottleneck(summary: dict[str, Any]) -> Table:
         _num(b["sojourn_p99_ms"]),
         _num(b["drop_probability"], ".3e"),
         _num(b["mark_probability"], ".3e"),
+        *((str(b["losses"]),) if "losses" in b else ()),
     )
     return table
 
@@ -98,7 +106,8 @@ def _links(summary: dict[str, Any]) -> Table:
     table = Table(title="Links (measurement window)", title_justify="left")
     for header in ("link", "discipline", "utilisation", "sojourn ms: mean", "p50", "p99"):
         table.add_column(header, justify="left" if header in ("link", "discipline") else "right")
-    for header in ("drops", "marks"):
+    lossy = any("losses" in q for q in summary["links"])
+    for header in ("drops", "marks", *(("losses",) if lossy else ())):
         table.add_column(header, justify="right")
     for q in summary["links"]:
         if q["departures"] == 0:
@@ -112,6 +121,7 @@ def _links(summary: dict[str, Any]) -> Table:
             _num(q["sojourn_p99_ms"]),
             str(q["drops"]),
             str(q["marks"]),
+            *((str(q.get("losses", 0)),) if lossy else ()),
         )
     return table
 

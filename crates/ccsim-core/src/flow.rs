@@ -98,6 +98,9 @@ pub struct FlowCounters {
     pub dropped: u64,
     /// Packets of the flow CE-marked at any queue.
     pub marked: u64,
+    /// Packets of the flow lost on a link's wire (a link model's random loss), apart
+    /// from `dropped`: sent = arrived + dropped + lost + in the network.
+    pub lost: u64,
 }
 
 /// Snapshot of per-flow byte counters (delivered, received).

@@ -46,6 +46,15 @@ impl Table {
         self.columns.push((col.to_string(), data));
         self
     }
+    /// A column only when `cond` holds (the loss columns, present only in runs with a
+    /// link model that loses packets, so other runs' tables stay as they were).
+    pub fn with_if(self, cond: bool, col: &str, data: impl FnOnce() -> Column) -> Self {
+        if cond {
+            self.with(col, data())
+        } else {
+            self
+        }
+    }
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
     }
@@ -87,6 +96,10 @@ pub struct FlowSummary {
     pub timeouts: u64,
     pub drops: u64,
     pub marks: u64,
+    /// Packets of the flow lost on a link's wire (random loss); only in runs with a
+    /// link model that loses packets. Not counted in `drops`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub losses: Option<u64>,
     /// Flow completion time of a finite transfer, seconds; `None` for bulk or unfinished flows.
     pub fct_s: Option<f64>,
 }
@@ -102,6 +115,10 @@ pub struct QueueSummary {
     pub marks: u64,
     /// Drops per arriving packet.
     pub drop_probability: f64,
+    /// Packets lost on the wire after the queue (the link's random loss model), apart
+    /// from `drops`; only on a link with a loss model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub losses: Option<u64>,
     /// CE marks per arriving packet.
     pub mark_probability: f64,
     pub sojourn_mean_ms: f64,

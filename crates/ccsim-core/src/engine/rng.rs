@@ -23,6 +23,8 @@ pub enum StreamKind {
     Scenario = 6,
     /// Equal-cost multipath: one hash per flow (`net::topology::Topology::ecmp_route`).
     Ecmp = 7,
+    /// A link model's draws (`net::link_model`: random loss), one stream per link.
+    LinkModel = 8,
 }
 
 /// SplitMix64's output function: the seed mixer of the streams, also a cheap

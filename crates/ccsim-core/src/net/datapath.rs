@@ -64,6 +64,9 @@ pub trait LinkEnv {
     fn on_qdisc_update(&mut self, l: LinkId);
     /// Packet `id` starts its transmission on link `l`, which is captured.
     fn on_capture(&mut self, l: LinkId, id: PacketId);
+    /// Packet `id`, just serialised on link `l`, was lost on the wire (the link's loss
+    /// model): count it for its flow and free it.
+    fn on_wire_loss(&mut self, l: LinkId, id: PacketId);
 }
 
 /// Packet `id` arrives at link `l`.
@@ -259,6 +262,13 @@ fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: boo
     // delivers this one.
     if queued.is_some() || zero_delay {
         io.sched.at(tx_end, Event::LinkTxDone(l));
+    }
+    // The link models' one hook: the packet has occupied the transmitter (it counts in
+    // the link's departures and utilisation) and is lost on the wire.
+    if link.loss.as_mut().is_some_and(|m| m.lose()) {
+        link.stats.losses += 1;
+        env.on_wire_loss(l, id);
+        return;
     }
     let next = {
         let p = io.pool.get(id);

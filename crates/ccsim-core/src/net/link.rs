@@ -56,6 +56,8 @@ pub struct Link {
     pub to: u32,
     /// The pcapng interface this link's departures are captured on, or [`NO_PCAP`].
     pub pcap_iface: u32,
+    /// Random loss on the wire, if the scenario gives the link one.
+    pub loss: Option<crate::net::link_model::LinkLoss>,
 }
 
 /// A link whose packets are not captured.

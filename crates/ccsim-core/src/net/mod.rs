@@ -2,6 +2,7 @@
 
 pub mod datapath;
 pub mod link;
+pub mod link_model;
 pub mod packet;
 pub mod route;
 pub mod topology;

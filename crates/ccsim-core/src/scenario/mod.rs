@@ -4,6 +4,7 @@
 //! here. The engine consumes only the public types below (keep their shapes).
 
 pub mod dist;
+pub mod link_model;
 mod lit;
 pub mod network;
 mod raw;
@@ -19,6 +20,7 @@ use crate::engine::rng::{stream, SimRng, StreamKind};
 use units::fmt_duration;
 
 pub use dist::Dist;
+pub use link_model::LossSpec;
 pub use network::{Endpoints, HopSpec, LinkSpec, Network};
 pub use units::{ByteSize, DataRate, QueueLimit, SimDuration};
 
@@ -132,6 +134,10 @@ pub struct Bottleneck {
     pub reverse_queue: Option<AlgoSpec>,
     /// A token bucket in front of the reverse queue (a cable downstream; no DOCSIS MAC).
     pub reverse_shaper: Option<ShaperSpec>,
+    /// Random loss on the wire after the forward queue (`loss`), and after the reverse
+    /// queue (`reverse_loss`); see [`link_model`].
+    pub loss: Option<LossSpec>,
+    pub reverse_loss: Option<LossSpec>,
 }
 
 /// Which way a group's data crosses the bottleneck.
@@ -832,6 +838,14 @@ fn resolve_bottleneck(
         shaper,
         reverse_queue: b.reverse_queue.map(|RawAlgo(a)| a),
         reverse_shaper,
+        loss: b
+            .loss
+            .map(|l| link_model::resolve_raw_loss(l, "bottleneck.loss"))
+            .transpose()?,
+        reverse_loss: b
+            .reverse_loss
+            .map(|l| link_model::resolve_raw_loss(l, "bottleneck.reverse_loss"))
+            .transpose()?,
     })
 }
 
@@ -1790,6 +1804,8 @@ fn network_bottleneck(n: &Network) -> Bottleneck {
         shaper: None,
         reverse_queue: None,
         reverse_shaper: None,
+        loss: None,
+        reverse_loss: None,
     }
 }
 

@@ -81,6 +81,8 @@ pub struct LinkSpec {
     pub shaper: Option<ShaperSpec>,
     /// Also the link `<name>-reverse` from `to` to `from`, with the same settings.
     pub both_ways: bool,
+    /// Random loss on the wire (both directions with `both_ways`).
+    pub loss: Option<super::LossSpec>,
     /// Where it sits in the scenario (`network.links[2]`), for error messages.
     pub key_path: String,
 }
@@ -196,6 +198,10 @@ fn resolve_link(l: RawLink, key_path: String) -> Result<LinkSpec, ScenarioError>
         queue: l.queue.map_or_else(default_queue, |RawAlgo(a)| a),
         shaper,
         both_ways: l.both_ways.is_some_and(|g| g.value.0),
+        loss: l
+            .loss
+            .map(|raw| super::link_model::resolve_raw_loss(raw, &join(&key_path, "loss")))
+            .transpose()?,
         key_path,
     })
 }

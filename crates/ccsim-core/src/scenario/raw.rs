@@ -149,6 +149,56 @@ impl Leaf for Kind {
     }
 }
 
+/// A link's loss: a probability (`loss = 0.01`, Bernoulli) or a table with a `kind`
+/// (`{ kind = "gilbert_elliott", p = 0.01, r = 0.3 }`), validated by
+/// `super::link_model::resolve_loss`.
+pub(super) enum RawLoss {
+    Probability(Lit),
+    Table(AlgoSpec),
+}
+
+const LOSS_EXPECTED: &str = "a loss probability like 0.01 or a table like \
+     { kind = \"gilbert_elliott\", p = 0.01, r = 0.3 }";
+
+impl<'de> Deserialize<'de> for RawLoss {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LossVisitor)
+    }
+}
+
+struct LossVisitor;
+
+impl<'de> Visitor<'de> for LossVisitor {
+    type Value = RawLoss;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(LOSS_EXPECTED)
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawLoss, A::Error> {
+        AlgoVisitor
+            .visit_map(map)
+            .map(|RawAlgo(a)| RawLoss::Table(a))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawLoss, E> {
+        Ok(RawLoss::Probability(Lit::I(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawLoss, E> {
+        Ok(RawLoss::Probability(Lit::U(v)))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawLoss, E> {
+        Ok(RawLoss::Probability(Lit::F(v)))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawLoss, E> {
+        Err(E::custom(mismatch(LOSS_EXPECTED, &Lit::B(v))))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<RawLoss, E> {
+        Err(E::custom(mismatch(LOSS_EXPECTED, &Lit::S(v.to_owned()))))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<RawLoss, E> {
+        Err(E::custom(mismatch(LOSS_EXPECTED, &Lit::Null)))
+    }
+}
+
 /// `"newreno"` or `{ kind = "newreno", beta = 0.5 }`.
 pub(super) struct RawAlgo(pub AlgoSpec);
 
@@ -480,6 +530,8 @@ pub(super) struct RawBottleneck {
     pub access_rate: Option<Given<DataRate>>,
     pub rate_changes: Option<Groups<Table<RawRateChange>>>,
     pub shaper: Option<Table<RawShaper>>,
+    pub loss: Option<RawLoss>,
+    pub reverse_loss: Option<RawLoss>,
 }
 
 /// `{ at = "10s", rate = "5Mbps" }` in `bottleneck.rate_changes`.
@@ -641,6 +693,7 @@ pub(super) struct RawLink {
     pub queue: Option<RawAlgo>,
     pub shaper: Option<Table<RawShaper>>,
     pub both_ways: Option<Given<Flag>>,
+    pub loss: Option<RawLoss>,
 }
 
 /// One hop of `[network] kind = "parking_lot"`.

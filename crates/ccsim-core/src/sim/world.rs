@@ -731,6 +731,12 @@ impl LinkEnv for World {
     }
 
     #[cold]
+    fn on_wire_loss(&mut self, _l: u32, id: PacketId) {
+        self.counters[self.pool.get(id).flow as usize].lost += 1;
+        self.pool.free(id);
+    }
+
+    #[cold]
     fn on_capture(&mut self, l: u32, id: PacketId) {
         let (iface, now) = (self.links[l as usize].pcap_iface, self.sched.now());
         self.rec

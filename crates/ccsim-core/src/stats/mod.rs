@@ -25,6 +25,9 @@ pub struct QueueStats {
     /// Measurement-window sojourn statistics.
     pub win_departures: u64,
     pub win_sojourn_sum_ns: u128,
+    /// Packets lost on the wire after this queue (a link model's random loss), apart
+    /// from the discipline's `drops`.
+    pub losses: u64,
 }
 
 impl QueueStats {
@@ -42,6 +45,7 @@ impl QueueStats {
             iv_sojourn_min_ns: u64::MAX,
             win_sojourn_sum_ns: 0,
             win_departures: 0,
+            losses: 0,
             hist: with_histogram.then(|| {
                 Box::new(
                     Histogram::new_with_bounds(1, 3_600 * 1_000_000_000, 3).expect("valid bounds"),
@@ -84,6 +88,7 @@ impl QueueStats {
             drops: self.drops,
             marks: self.marks,
             bytes_departed: self.bytes_departed,
+            losses: self.losses,
         }
     }
 }
@@ -96,6 +101,7 @@ pub struct QueueSnapshot {
     pub drops: u64,
     pub marks: u64,
     pub bytes_departed: u64,
+    pub losses: u64,
 }
 
 /// Jain's fairness index `(sum x)^2 / (n sum x^2)`; 1 for an empty or all-zero set.

@@ -57,23 +57,32 @@ impl View<'_> {
     }
 
     /// Per flow, over the whole run so far: packets sent (by both endpoints), TCP
-    /// retransmissions and timeouts, drops and CE marks at any queue. Differenced across
+    /// retransmissions and timeouts, drops and CE marks at any queue, losses on any
+    /// link's wire. Differenced across
     /// the measurement window for the summary.
-    pub(crate) fn flow_counts(&self) -> Vec<[u64; 5]> {
+    pub(crate) fn flow_counts(&self) -> Vec<[u64; 6]> {
         let signals = |i: usize| (self.counters[i].dropped, self.counters[i].marked);
-        let mut v: Vec<[u64; 5]> = self
+        let lost = |i: usize| self.counters[i].lost;
+        let mut v: Vec<[u64; 6]> = self
             .tcp
             .iter()
             .enumerate()
             .map(|(i, f)| {
                 let (d, m) = signals(i);
-                [f.packets_sent(), f.retransmits(), f.timeouts(), d, m]
+                [
+                    f.packets_sent(),
+                    f.retransmits(),
+                    f.timeouts(),
+                    d,
+                    m,
+                    lost(i),
+                ]
             })
             .collect();
         let n = v.len();
         v.extend(self.udp.iter().enumerate().map(|(k, u)| {
             let (d, m) = signals(n + k);
-            [u.packets_sent, 0, 0, d, m]
+            [u.packets_sent, 0, 0, d, m, lost(n + k)]
         }));
         v
     }
@@ -141,7 +150,7 @@ pub(crate) struct WindowState {
     /// Bytes the watched link had serialised ([`Link::bytes_serialised`]).
     pub(crate) serialised: (f64, f64),
     /// Per-flow counts (see [`View::flow_counts`]).
-    pub(crate) counts: (Vec<[u64; 5]>, Vec<[u64; 5]>),
+    pub(crate) counts: (Vec<[u64; 6]>, Vec<[u64; 6]>),
     /// Each reported link's queue counters and bytes serialised.
     pub(crate) links: (LinkCounters, LinkCounters),
 }
@@ -227,7 +236,7 @@ impl Recorders {
             },
             window: WindowState {
                 bytes: (vec![(0, 0); n_flows], vec![(0, 0); n_flows]),
-                counts: (vec![[0; 5]; n_flows], vec![[0; 5]; n_flows]),
+                counts: (vec![[0; 6]; n_flows], vec![[0; 6]; n_flows]),
                 ..WindowState::default()
             },
             convergence: Convergence {

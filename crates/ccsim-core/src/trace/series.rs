@@ -49,6 +49,8 @@ pub(crate) struct Series {
     pub(crate) q_arrivals: Vec<u64>,
     pub(crate) q_drops: Vec<u64>,
     pub(crate) q_marks: Vec<u64>,
+    /// Losses on the wire after the watched queue (a link model's random loss).
+    pub(crate) q_losses: Vec<u64>,
 }
 
 impl Recorders {
@@ -193,6 +195,7 @@ impl Recorders {
         s.q_arrivals.push(snap.arrivals - self.tick.queue.arrivals);
         s.q_drops.push(snap.drops - self.tick.queue.drops);
         s.q_marks.push(snap.marks - self.tick.queue.marks);
+        s.q_losses.push(snap.losses - self.tick.queue.losses);
         self.tick.queue = snap;
         self.tick.departed = snap.bytes_departed;
         self.tick.serialised = serialised;

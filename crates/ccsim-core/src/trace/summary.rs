@@ -30,16 +30,21 @@ impl Recorders {
         );
         transfers.sort_by_key(|t| (t.start_ns, t.flow, t.index));
         let n_tcp = v.tcp.len();
+        // Loss columns appear only in runs with a link model that loses packets, so runs
+        // without one keep their tables as they were.
+        let has_loss = v.links.iter().any(|l| l.loss.is_some());
         let mut flows = Vec::with_capacity(v.counters.len());
         for i in 0..v.counters.len() {
             let (d1, r1) = self.window.bytes.1[i];
             let (d0, r0) = self.window.bytes.0[i];
             let goodput = (d1 - d0) as f64 * 8.0 / window_s / 1e6;
             let throughput = (r1 - r0) as f64 * 8.0 / window_s / 1e6;
-            // Counts over the window: [packets sent, retransmits, timeouts, drops, marks].
+            // Counts over the window: [packets sent, retransmits, timeouts, drops, marks,
+            // losses on the wire].
             let (k0, k1) = (self.window.counts.0[i], self.window.counts.1[i]);
-            let [sent, retransmits, timeouts, drops, marks] =
+            let [sent, retransmits, timeouts, drops, marks, lost] =
                 std::array::from_fn(|j| k1[j] - k0[j]);
+            let losses = has_loss.then_some(lost);
             flows.push(if i < n_tcp {
                 let f = &v.tcp[i];
                 FlowSummary {
@@ -62,6 +67,7 @@ impl Recorders {
                     timeouts,
                     drops,
                     marks,
+                    losses,
                     fct_s: transfers
                         .iter()
                         .find(|t| t.flow == i as u32 && t.index == 0)
@@ -90,6 +96,7 @@ impl Recorders {
                     timeouts,
                     drops,
                     marks,
+                    losses,
                     fct_s: None,
                 }
             });
@@ -231,7 +238,12 @@ impl Recorders {
             .with("utilisation", Column::F64(s.q_utilisation.clone()))
             .with("arrivals", Column::U64(s.q_arrivals.clone()))
             .with("drops", Column::U64(s.q_drops.clone()))
-            .with("marks", Column::U64(s.q_marks.clone()));
+            .with("marks", Column::U64(s.q_marks.clone()))
+            .with_if(
+                v.links[self.queue_link as usize].loss.is_some(),
+                "losses",
+                || Column::U64(s.q_losses.clone()),
+            );
         let (mut cdf_x, mut cdf_y) = (Vec::new(), Vec::new());
         let total = hist.len();
         if total > 0 {
@@ -252,6 +264,7 @@ impl Recorders {
         let f = &summary.flows;
         let f64s = |g: fn(&FlowSummary) -> f64| Column::F64(f.iter().map(g).collect());
         let u64s = |g: fn(&FlowSummary) -> u64| Column::U64(f.iter().map(g).collect());
+        let has_loss = v.links.iter().any(|l| l.loss.is_some());
         let flows = Table::new("flows")
             .with(
                 "flow_id",
@@ -285,6 +298,7 @@ impl Recorders {
             .with("timeouts", u64s(|x| x.timeouts))
             .with("drops", u64s(|x| x.drops))
             .with("marks", u64s(|x| x.marks))
+            .with_if(has_loss, "losses", || u64s(|x| x.losses.unwrap_or(0)))
             .with("fct_s", f64s(|x| x.fct_s.unwrap_or(f64::NAN)));
         // Conservation accounting: sent = arrived + dropped + in_network, per flow and queue.
         let in_net = v.packets_in_network();
@@ -300,6 +314,9 @@ impl Recorders {
                 "dropped",
                 Column::U64(c.iter().map(|x| x.dropped).collect()),
             )
+            .with_if(has_loss, "lost", || {
+                Column::U64(c.iter().map(|x| x.lost).collect())
+            })
             .with("in_network", Column::U64(in_net))
             .with(
                 "bytes_delivered",
@@ -347,6 +364,9 @@ impl Recorders {
                 "marks",
                 Column::U64(l.iter().map(|x| x.stats.marks).collect()),
             )
+            .with_if(has_loss, "losses", || {
+                Column::U64(l.iter().map(|x| x.stats.losses).collect())
+            })
             .with(
                 "queued",
                 Column::U64(l.iter().map(|x| x.qdisc.len_packets() as u64).collect()),
@@ -559,6 +579,7 @@ fn queue_summary(
 ) -> QueueSummary {
     let arrivals = q1.arrivals - q0.arrivals;
     let drops = q1.drops - q0.drops;
+    let losses = link.loss.is_some().then_some(q1.losses - q0.losses);
     let marks = q1.marks - q0.marks;
     let utilisation = (s1 - s0) * 8.0 / (link.rate_bps as f64 * window_s);
     let pct = |q: f64| match link.stats.hist.as_ref() {
@@ -574,6 +595,7 @@ fn queue_summary(
         drops,
         marks,
         drop_probability: ratio(drops, arrivals),
+        losses,
         mark_probability: ratio(marks, arrivals),
         sojourn_mean_ms: if link.stats.win_departures == 0 {
             f64::NAN

@@ -8,6 +8,7 @@ use super::topology::{LinkPlan, LinkRole, NetworkPlan};
 use super::Dims;
 use crate::engine::rng::{stream, StreamKind};
 use crate::net::link::{DelayLine, Link, NO_PCAP};
+use crate::net::link_model::LinkLoss;
 use crate::qdisc::{self, shaper, LinkInfo, Qdisc, QueueDisc};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::stats::QueueStats;
@@ -49,6 +50,10 @@ pub(super) fn build_links(
             in_flight: None,
             stats: QueueStats::new(p.stats_hist),
             pcap_iface: NO_PCAP,
+            loss: p
+                .loss
+                .as_ref()
+                .map(|spec| LinkLoss::new(spec, sc.seed, i as u64)),
         });
     }
     attach_pcap(sc, &mut links)?;

@@ -30,6 +30,7 @@ fn expand(net: &Network) -> (Option<Vec<String>>, Vec<LinkSpec>) {
                     queue: h.queue.clone(),
                     shaper: None,
                     both_ways: false,
+                    loss: None,
                     key_path: format!("network.hops[{i}]"),
                 };
                 // The ACKs' direction: an ample DropTail, as the dumbbell's reverse.
@@ -106,6 +107,7 @@ fn link_plan(l: &LinkSpec, name: String) -> LinkPlan {
         stats_hist: true,
         role: LinkRole::Network,
         shaper: l.shaper,
+        loss: l.loss,
     }
 }
 
@@ -288,6 +290,7 @@ fn add_host_pair(
             stats_hist: false,
             role: LinkRole::Access,
             shaper: None,
+            loss: None,
         };
         ids[j] = plan.add_link(from, to, link);
     }

@@ -38,6 +38,8 @@ pub(super) struct LinkPlan {
     pub(super) role: LinkRole,
     /// A `[network]` link's shaper (the dumbbell's come from `[bottleneck]`).
     pub(super) shaper: Option<ShaperSpec>,
+    /// Random loss on the wire after the queue.
+    pub(super) loss: Option<crate::scenario::LossSpec>,
 }
 
 /// The network: nodes and links (`topo.links[i]` is planned by `links[i]`), one
@@ -95,22 +97,25 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
         stats_hist: role == LinkRole::Bottleneck,
         role,
         shaper: None,
+        loss: None,
     };
-    let bottleneck = link(
+    let mut bottleneck = link(
         "bottleneck",
         rate,
         b.queue.clone(),
         "bottleneck.queue",
         LinkRole::Bottleneck,
     );
+    bottleneck.loss = b.loss;
     plan.bottleneck = plan.add_link(left, right, bottleneck);
-    let reverse = link(
+    let mut reverse = link(
         "bottleneck-reverse",
         b.reverse_rate.map_or(rate, |r| r.bps),
         b.reverse_queue.clone().unwrap_or_else(ample_queue),
         "bottleneck.reverse_queue",
         LinkRole::BottleneckReverse,
     );
+    reverse.loss = b.reverse_loss;
     plan.add_link(right, left, reverse);
     let default_access = b
         .access_rate
@@ -225,6 +230,7 @@ impl Hosts {
                 stats_hist: false,
                 role: LinkRole::Access,
                 shaper: None,
+                loss: None,
             };
             plan.add_link(from, to, link);
         }
