@@ -155,9 +155,12 @@ def test_resume_skips_done_runs_and_a_changed_sweep_is_refused(tmp_path: Path):
     assert len(result.stderr_lines) == 1 and "different sweep" in result.stderr
     assert "--force" in result.stderr
     assert snapshot(out) == files
+    # a figure of the earlier sweep in a vector format is ccsim's too: --force removes it
+    (out / "sweep.pdf").write_bytes(b"%PDF- stale figure of the earlier sweep")
     result = run_cli("sweep", changed, "-o", out, "--force", "--quiet")
     assert result.returncode == 0, result.stderr
     assert read_results(out).column("flows[0].cc.beta").to_pylist()[-1] == 0.8
+    assert not (out / "sweep.pdf").exists()
 
 
 KILL_SWEEP = """\

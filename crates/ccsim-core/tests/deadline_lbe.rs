@@ -230,8 +230,10 @@ fn infeasible_deadline_is_reported_missed() {
 fn ledbat_target_is_a_knob_too() {
     let out = run(&scenario(
         200,
-        // Tuned under the pre-RACK sender; with RACK-TLP on the deadline is missed
-        // (open item, see the sender branch's report).
+        // Tuned under the pre-RACK sender: with RACK-TLP on, the transfer ends at 121.9 s
+        // against 117.7 s without (89 against 80 retransmissions as the CUBIC flows'
+        // loss episodes fall elsewhere), just past the 120 s deadline; the knob is what
+        // this test is about, so the sender is pinned.
         "cc = { kind = \"ledbat\", slow_start = true }\ndeadline = \"120s\"\nrack = false\ntlp = false",
     ));
     let o = outcome(&out);

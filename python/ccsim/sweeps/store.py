@@ -78,7 +78,10 @@ LOCK_FILE = ".lock"
 #: Where a resumed sweep moves the parts of a batch that does not read back.
 DAMAGED_DIR = "damaged"
 #: What ``--force`` removes (only ccsim's own files).
-OWNED = (MANIFEST, RUNS_DIR, SERIES_DIR, SUMS_DIR, RESULTS_FILE, PLOT_FILE, DAMAGED_DIR)
+#: The figure in every format ``--plot-format`` can write: ``--force`` must not leave a
+#: stale ``sweep.pdf`` of an earlier sweep beside the new results.
+PLOT_FILES = tuple(f"sweep.{fmt}" for fmt in ("png", "pdf", "svg"))
+OWNED = (MANIFEST, RUNS_DIR, SERIES_DIR, SUMS_DIR, RESULTS_FILE, *PLOT_FILES, DAMAGED_DIR)
 #: ``ccsim-sweep/1`` was one file per run (``runs/part-<run>``, ``series/<t>/run=<run>/``).
 FORMAT = "ccsim-sweep/2"
 
