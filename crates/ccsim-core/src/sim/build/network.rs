@@ -178,17 +178,7 @@ fn add_flows(
             };
             fid += 1;
             let route = hashed.as_ref().unwrap_or(&route);
-            let extra = rtt_ns.checked_sub(route.delay_ns).ok_or_else(|| {
-                ScenarioError::new(
-                    format!("{prefix}.rtt"),
-                    format!(
-                        "the base RTT must be at least the route's propagation delay there \
-                         and back ({} ms), got {} ms",
-                        route.delay_ns as f64 / 1e6,
-                        rtt_ns as f64 / 1e6
-                    ),
-                )
-            })?;
+            let extra = access_delay_ns(&prefix, rtt_ns, route)?;
             add_host_pair(
                 &mut plan,
                 route,
@@ -206,6 +196,22 @@ fn add_flows(
         ));
     }
     Ok(plan)
+}
+
+/// What a flow's base RTT asks beyond its route's propagation delay there and back (its
+/// access links carry it), or the error naming the group's `rtt`.
+fn access_delay_ns(prefix: &str, rtt_ns: u64, route: &GroupRoute) -> Result<u64, ScenarioError> {
+    rtt_ns.checked_sub(route.delay_ns).ok_or_else(|| {
+        ScenarioError::new(
+            format!("{prefix}.rtt"),
+            format!(
+                "the base RTT must be at least the route's propagation delay there and back \
+                 ({} ms), got {} ms",
+                route.delay_ns as f64 / 1e6,
+                rtt_ns as f64 / 1e6
+            ),
+        )
+    })
 }
 
 /// Equal-cost multipath routing (`network.ecmp`): each flow's own route, picked by a
