@@ -15,6 +15,9 @@ duration = "6s"
 [bottleneck]
 rate = "10Mbps"
 loss = 0.01
+# ample: the link's losses keep CUBIC's window far below it, so every missing packet is a
+# loss, not a drop (with 1 BDP, slow start under RACK-TLP overflowed it before the first loss)
+queue = { kind = "droptail", limit = "10bdp" }
 [[flows]]
 cc = "cubic"
 rtt = "40ms"
