@@ -16,7 +16,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ccsim import _core
 from ccsim.sweeps.store import Columns, Outcome, SweepStore
 
 #: The loops wake at least this often (seconds) to write a batch that is due, and to
@@ -50,12 +49,10 @@ def simulate(
     as the core gives them (the store converts a whole batch to Arrow at once). An
     exception raised by ``progress`` stops the run and propagates."""
     # A sweep keeps tables, not captures: `[trace] pcap` is for single runs.
-    if '"policy"' in text:  # flows driven by Python policies (ccsim.gym.policy_cc)
-        from ccsim.gym.policy_cc import run_core
+    # the one dispatch between the core and the driver of flows run by Python policies
+    from ccsim.api import _run_core
 
-        summary_json, raw, _pcap = run_core(text, "json", progress)
-    else:
-        summary_json, raw, _pcap = _core.run(text, "json", progress)
+    summary_json, raw, _pcap = _run_core(text, "json", progress, None, 100_000_000)
     return json.loads(summary_json), {name: raw[name] for name in series if name in raw}
 
 
