@@ -1,5 +1,5 @@
 """``python bench/compare_linux.py [--quick] [--runs R] [--random N] [--only REGEX]
-[--rerender]``: run the cases (resuming from bench/linux/runs.json) and write
+[--rerender] [--resim]``: run the cases (resuming from bench/linux/runs.json) and write
 bench/LINUX.md."""
 
 from __future__ import annotations
@@ -23,6 +23,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--store", default=str(BENCH / "linux" / "runs.json"))
     p.add_argument("--out", default=str(BENCH / "LINUX.md"))
     p.add_argument("--rerender", action="store_true", help="only re-render from the store")
+    p.add_argument(
+        "--resim",
+        action="store_true",
+        help="first re-simulate the ccsim side of the stored pairs (after a change to ccsim)",
+    )
     args = p.parse_args(argv)
     cases = scenarios.matrix() + scenarios.random_draws(args.random)
     if args.only:
@@ -30,6 +35,8 @@ def main(argv: list[str]) -> int:
     store = Path(args.store)
     started = report.now_utc()
     load0 = os.getloadavg()[0]
+    if args.resim:
+        runner.resimulate(cases, store, log=lambda m: print(m, flush=True))
     if not args.rerender:
         from ccsim.emulate.checks import Refusal, check_environment
 

@@ -55,6 +55,25 @@ def run_pair(case: Case, run: int) -> dict[str, Any]:
     }
 
 
+def resimulate(cases: list[Case], store: Path, log=print) -> None:
+    """Re-simulate the ccsim side of every stored pair with the current ccsim, keeping the
+    Linux side: the emulated side runs the kernel's TCP over ccsim's bottleneck, so a change
+    to ccsim's TCP (RACK-TLP, say) moves only the simulated side."""
+    from ccsim import api
+
+    data: dict[str, Any] = json.loads(store.read_text()) if store.exists() else {}
+    for case in cases:
+        for pair in data.get(case.name, {}).get("runs", []):
+            text = case.toml(pair["run"])
+            source = api.ScenarioSource(text=text, fmt="toml", label=f"{case.name}#{pair['run']}")
+            t = time.perf_counter()
+            sim = api.simulate(source)
+            pair["sim_wall_s"] = time.perf_counter() - t
+            pair["sim"] = metrics(sim.summary, case)
+        log(f"{case.name}: re-simulated")
+    store.write_text(json.dumps(data, indent=1) + "\n")
+
+
 def run_cases(cases: list[Case], runs: int, store: Path, log=print) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(store.read_text()) if store.exists() else {}
     meta = data.setdefault("_meta", {})
