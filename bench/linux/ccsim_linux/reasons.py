@@ -25,20 +25,28 @@ CAUSES: list[tuple[Any, str]] = [
         lambda case, metric: (
             case.name == "random-26" and metric in ("sojourn p50", "drop probability")
         ),
-        "traced to the slow-start exit before the window, not to RACK-TLP's per-episode "
-        "behaviour: inside 4-12 s ccsim with and without RACK-TLP handles each loss the same "
-        "way (one cwnd reduction per episode, 24 -> 12 by PRR over ~30 ms, the loss marked "
-        "21.8 ms after the drop in both; no spurious retransmit: retransmits = drops). "
-        "What differs is PIE's drop probability left over from the slow-start overshoot "
-        "(cwnd 662, 415 packets queued): with RACK lost retransmissions are found and resent "
-        "(tcp_rack_detect_loss) and each recovery ends at cwnd = "
-        "ssthresh far above the 19-packet pipe (tcp_end_cwnd_reduction) and its line-rate "
-        "burst meets PIE at p ~ 1, so 8 halvings before 4 s instead of 3-4 and about twice the "
-        "drops (868-1104 vs 495-545, seeds 1-6); PIE's p at 4 s is 0.63-0.84 vs 0.12-0.24 "
-        "and decays to ~0 only by 8 s, so from 4 to 8 s PIE drops at 2-3 packets of queue: "
-        "15-19 drops vs 11-12 and sojourn p50 4.5-6.1 ms vs 9.0-12.0 ms. The stored Linux runs "
-        "keep only window totals, so whether Linux's slow-start exit leaves PIE lower (and "
-        "which side departs in that episode) is not yet explained at source level",
+        "traced to PIE's drop probability left over from the slow-start overshoot "
+        "(cwnd ~660, ~400 packets queued, p above 1), not to RACK-TLP's handling of the "
+        "losses inside the window. Within 4-12 s ccsim with and without RACK-TLP treats each "
+        "loss alike (one cwnd reduction per episode, 24 -> 12 by PRR over ~30 ms, the loss "
+        "marked 21.8 ms after the drop in both, retransmits = drops, so no spurious "
+        "retransmit), and once p has decayed all three agree: 4-5 drops in 8-12 s (ccsim "
+        "with RACK, without, Linux, seed 1). The difference is how fast p decays after "
+        "1.6 s, when the queue has drained: PIE multiplies p by 0.98 per update only while "
+        "its delay estimate is zero (pie_calculate_probability). ccsim with RACK marks "
+        "every segment sent during the overshoot lost within ~50 ms of the first delivery "
+        "after the drain (tcp_rack_detect_loss, reo_wnd 0 in Recovery), so in_flight falls "
+        "below ssthresh and PRR's slow-start part (tcp_cwnd_reduction) sends bursts that keep "
+        "2 packets queued and PIE dropping (547 drops in 1.55-2.8 s, delay estimate non-zero "
+        "99% of 1.6-2.6 s): p at 4 s 0.63-0.84 (seeds 1-6) and drops every ~0.46 s at "
+        "cwnd 24 until ~8 s (15-19 drops in the window, sojourn p50 4.5-6.1 ms). Linux, in "
+        "an emulated run with traces (seed 1), keeps in_flight above ssthresh (592 -> 91 "
+        "packets over 1.65-2.0 s, TCP_INFO), sends less (360 drops in 1.55-2.8 s, delay "
+        "estimate non-zero 46% of the time) and reaches p 0.32 at 4 s; without RACK ccsim's "
+        "overshoot ends in two RTOs (1.76 s, 2.44 s) with cwnd 1-13 and an empty queue (6 "
+        "drops, p 0.12-0.24 at 4 s). Why Linux's "
+        "RACK marks the overshoot's losses over ~400 ms rather than at once is not yet "
+        "explained at source level",
     ),
 ]
 
