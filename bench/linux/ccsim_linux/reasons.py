@@ -27,7 +27,9 @@ CAUSES: list[tuple[Any, str]] = [
         ),
         "traced to PIE's drop probability left over from the slow-start overshoot "
         "(cwnd ~660, ~400 packets queued, p above 1), not to RACK-TLP's handling of the "
-        "losses inside the window. Within 4-12 s ccsim with and without RACK-TLP treats each "
+        "losses inside the window; RACK alone does it (rack on, tlp off gives the same "
+        "numbers, tlp alone those without RACK). Within 4-12 s ccsim with and without RACK "
+        "treats each "
         "loss alike (one cwnd reduction per episode, 24 -> 12 by PRR over ~30 ms, the loss "
         "marked 21.8 ms after the drop in both, retransmits = drops, so no spurious "
         "retransmit), and once p has decayed all three agree: 4-5 drops in 8-12 s (ccsim "
