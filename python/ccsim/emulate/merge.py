@@ -141,7 +141,7 @@ def _cc_trace(result: Any, samples: list[list[list[float]]]) -> None:
     old = result.tables["cc_trace"]
     rows = []
     for i, flow_samples in enumerate(samples):
-        for t, cwnd, ssthresh, rtt_us, unacked, *_ in flow_samples:
+        for t, cwnd, ssthresh, rtt_us, in_flight, *_ in flow_samples:
             rows.append(
                 {
                     "time_s": round(t, 3),
@@ -151,7 +151,7 @@ def _cc_trace(result: Any, samples: list[list[list[float]]]) -> None:
                     if ssthresh >= INFINITE_SSTHRESH
                     else float(ssthresh),
                     "srtt_ms": rtt_us / 1000.0,
-                    "inflight_pkts": float(unacked),
+                    "inflight_pkts": float(in_flight),
                 }
             )
     result.tables["cc_trace"] = pa.Table.from_pylist(rows, schema=old.schema)

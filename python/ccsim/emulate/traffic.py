@@ -11,7 +11,7 @@ Standard library only (it starts in the namespaces in a fraction of a second). T
 - ``send`` opens each flow's connection at its start time with the flow's congestion
   control set on the socket (``TCP_CONGESTION``), writes a bulk stream until the flow's
   stop (or the run's end) or its finite transfer, and samples ``TCP_INFO`` every
-  interval (cwnd, ssthresh, srtt, unacked, total retransmissions, segments sent).
+  interval (cwnd, ssthresh, srtt, packets in flight, total retransmissions, segments sent).
 """
 
 from __future__ import annotations
@@ -75,6 +75,14 @@ TCP_INFO_FIELDS = (
 TCP_INFO_BYTES = struct.calcsize(TCP_INFO_FORMAT)
 CHUNK = 1 << 16
 SO_MAX_PACING_RATE = 47  # include/uapi/asm-generic/socket.h
+
+
+def packets_in_flight(info: dict[str, int]) -> int:
+    """The kernel's own in-flight estimate, ``tcp_packets_in_flight()`` (include/net/tcp.h):
+    packets out, less those SACKed or marked lost, plus retransmissions in flight; the same
+    quantity as ccsim's ``inflight_pkts`` (RFC 6675's pipe), where ``tcpi_unacked`` alone
+    would count SACKed and lost packets as in flight."""
+    return info["unacked"] - (info["sacked"] + info["lost"]) + info["retrans"]
 
 
 def tcp_info(sock: socket.socket) -> dict[str, int]:
@@ -197,7 +205,7 @@ def send(cfg: dict, out_path: str) -> None:
                     info["snd_cwnd"],
                     info["snd_ssthresh"],
                     info["rtt"],
-                    info["unacked"],
+                    packets_in_flight(info),
                     info["total_retrans"],
                     info["data_segs_out"],
                     info["bytes_acked"],
