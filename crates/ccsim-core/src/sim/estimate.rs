@@ -15,9 +15,11 @@
 //! their own rate whatever the queue does, and each TCP transfer sends its initial window
 //! and a few retransmission timeouts however many flows share the link), the disciplines' update
 //! timers (`tupdate`), the stats ticks, and every link of a `[network]`. The traces
-//! whose length cannot be known (`qdisc_state` per update, `queue_events`) are counted
-//! at their row budget at most ([`crate::trace::TRACE_ROWS_BUDGET`]), which bounds what
-//! they can hold.
+//! whose length cannot be known (`qdisc_state` per update, `queue_events`,
+//! `rtt_samples`, `cc_reductions`, `deadline_control`) are counted at their row budget
+//! at most ([`crate::trace::TRACE_ROWS_BUDGET`]), which bounds what they can hold; the
+//! series (`flow_series`, `cc_trace`, `cc_vars`, ...) are known before the run and
+//! bounded by the scenario's check of `stats_interval`.
 
 use crate::scenario::{AlgoSpec, Network, ParamValue, QdiscStateMode, Scenario, SimDuration};
 use crate::trace::TRACE_ROWS_BUDGET;
@@ -195,8 +197,10 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         .filter(|g| g.trace)
         .map(|g| u64::from(g.count))
         .sum();
-    let rows_per_tick =
-        flows as f64 + (sc.flows.len() + sc.udp.len()) as f64 + 8.0 + 8.0 * traced as f64;
+    let rows_per_tick = flows as f64
+        + (sc.flows.len() + sc.udp.len()) as f64
+        + 8.0
+        + (1 + crate::cc::MAX_DIAGNOSTICS) as f64 * traced as f64;
     let series_rows = ticks * rows_per_tick;
     let events = EVENTS_PER_PACKET * bottleneck_packets
         + EVENTS_PER_OFFERED * offered
@@ -218,7 +222,34 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     if sc.trace.rtt_samples && traced > 0 {
         // at most one sample per ACK of a traced flow: its share of the packets
         let share = traced as f64 / flows.max(1) as f64;
-        trace_rows.push(("trace.rtt_samples", share * (bottleneck_packets + offered)));
+        trace_rows.push((
+            "trace.rtt_samples",
+            (share * (bottleneck_packets + offered)).min(budget),
+        ));
+    }
+    // `cc_reductions`: a traced flow reduces its window at most once per round trip
+    // (recovery, CWR and delay backoffs each wait a window) and at each timeout.
+    let reductions: f64 = sc
+        .flows
+        .iter()
+        .filter(|g| g.trace)
+        .flat_map(|g| g.drawn.iter())
+        .map(|d| duration_ns as f64 / d.rtt.ns.max(1) as f64 + RTO_RETRIES)
+        .sum();
+    if reductions > 0.0 {
+        trace_rows.push(("flows.trace", reductions.min(budget)));
+    }
+    // `deadline_control`: one decision per control interval of each flow with a deadline.
+    let decisions: f64 = sc
+        .flows
+        .iter()
+        .filter_map(|g| {
+            let d = g.deadline.as_ref()?;
+            Some(f64::from(g.count) * (duration_ns as f64 / d.interval.ns.max(1) as f64 + 1.0))
+        })
+        .sum();
+    if decisions > 0.0 {
+        trace_rows.push(("flows.deadline_control", decisions.min(budget)));
     }
     let captured = if sc.trace.pcap.is_empty() {
         0.0
