@@ -44,12 +44,12 @@ const MIN_WINDOW_PKTS: f64 = 2.0;
 const EVENTS_PER_SECOND: f64 = 8.0e6;
 /// Output rows built per second (summing, columns, conversion).
 const ROWS_PER_SECOND: f64 = 1.0e7;
-/// Wall seconds per pair of flows: building and summarising a run grows with the square
-/// of its flow count (measured 2026-11 with PIE at 10 Mbit/s for 0.5 s: 25 k flows 4.5 s,
-/// 50 k 12.7 s, 100 k 52 s, of which the simulation itself 0.8 / 2.3 / - s); until that
-/// is found and made linear, the estimate says so (100,001 flows were estimated at
-/// 0.087 s and took 145 s, issue 33).
-const SECONDS_PER_FLOW_PAIR: f64 = 6.0e-9;
+/// Wall seconds per flow of building, summarising and writing a run beyond its events
+/// (`ccsim run` with its plots, PIE at 10 Mbit/s for 0.5 s, 2026-11: 25 k flows 10 s,
+/// 100 k 35 s; `ccsim.run` alone 2.7 s, 8.9 s, and 200 k 18.8 s). It is linear: the
+/// square law this replaced (25 k 4.5 s, 50 k 12.7 s, 100 k 52 s, measured on an
+/// earlier version) no longer holds, and it put 200 k flows at 241 s.
+const SECONDS_PER_FLOW: f64 = 4.0e-4;
 /// Bytes per flow built (endpoints, access links, routes, counters).
 const BYTES_PER_FLOW: f64 = 6_000.0;
 /// Bytes per output row over its life (Rust columns, Python bytes, Arrow).
@@ -366,7 +366,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         events,
         wall_s: events / EVENTS_PER_SECOND
             + (series_rows + trace_total) / ROWS_PER_SECOND
-            + SECONDS_PER_FLOW_PAIR * (flows as f64).powi(2),
+            + SECONDS_PER_FLOW * flows as f64,
         series_rows,
         trace_rows,
         memory_bytes,
