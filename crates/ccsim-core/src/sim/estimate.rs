@@ -42,18 +42,22 @@ const RTO_RETRIES: f64 = 4.0;
 const MIN_WINDOW_PKTS: f64 = 2.0;
 /// Events per second of wall time (lower end of the examples' 7-19 million).
 const EVENTS_PER_SECOND: f64 = 8.0e6;
-/// Output rows built per second (summing, columns, conversion).
-const ROWS_PER_SECOND: f64 = 1.0e7;
+/// Output rows built and written per second (summing, columns, conversion, Parquet and
+/// the plots: `ccsim run` wrote 1.35 million rows in 14.5 s, 2026-11; the 10 million
+/// this was let 1 us stats intervals outlive the fuzzer's deadline, issue 33).
+const ROWS_PER_SECOND: f64 = 1.0e5;
 /// Wall seconds per flow of building, summarising and writing a run beyond its events
 /// (`ccsim run` with its plots, PIE at 10 Mbit/s for 0.5 s, 2026-11: 25 k flows 10 s,
-/// 100 k 35 s; `ccsim.run` alone 2.7 s, 8.9 s, and 200 k 18.8 s). It is linear: the
+/// 100 k 35 s, 20 k finite transfers 15 s; `ccsim.run` alone 2.7 s, 8.9 s, and 200 k
+/// 18.8 s). It is linear: the
 /// square law this replaced (25 k 4.5 s, 50 k 12.7 s, 100 k 52 s, measured on an
 /// earlier version) no longer holds, and it put 200 k flows at 241 s.
-const SECONDS_PER_FLOW: f64 = 4.0e-4;
+const SECONDS_PER_FLOW: f64 = 1.0e-3;
 /// Bytes per flow built (endpoints, access links, routes, counters).
 const BYTES_PER_FLOW: f64 = 6_000.0;
-/// Bytes per output row over its life (Rust columns, Python bytes, Arrow).
-const BYTES_PER_ROW: f64 = 200.0;
+/// Bytes per output row over its life (Rust columns, Python bytes, Arrow): 1.35 million
+/// rows peaked at 432 MB in `ccsim run` (2026-11; 200 let a 1.25 GB estimate use 2.07 GB).
+const BYTES_PER_ROW: f64 = 300.0;
 /// Bytes per captured packet in a pcap (headers and block framing; 19.5 M packets
 /// used 3.0 GB, issue 33).
 const BYTES_PER_CAPTURED: f64 = 160.0;
@@ -62,8 +66,9 @@ const BYTES_PER_CAPTURED: f64 = 160.0;
 const BYTES_PER_QUEUED: f64 = 300.0;
 /// Baseline: the simulator's own tables and buffers.
 const BASE_BYTES: f64 = 50.0e6;
-/// `qdisc_state` rows per discipline update (PIE's and DualPI2's state has 4 to 8 names).
-const QDISC_STATE_ROWS_PER_UPDATE: f64 = 8.0;
+/// `qdisc_state` rows per record of the discipline's state (DualPI2 reports 22 names:
+/// its own 12 and its two queues' window statistics; PIE 4, CoDel 3).
+const QDISC_STATE_ROWS_PER_UPDATE: f64 = 24.0;
 /// Full-size packet on the wire, bytes.
 const FULL_PACKET_BYTES: f64 = 1500.0;
 
@@ -285,8 +290,14 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         + ticks;
     let budget = TRACE_ROWS_BUDGET as f64;
     let mut trace_rows = Vec::new();
-    if sc.trace.qdisc_state == QdiscStateMode::Updates {
-        let rows = QDISC_STATE_ROWS_PER_UPDATE * (qdisc_updates + ticks);
+    // recorded at every stats tick, and with "updates" at every update too
+    let records = match sc.trace.qdisc_state {
+        QdiscStateMode::Off => 0.0,
+        QdiscStateMode::Updates => qdisc_updates + ticks,
+        QdiscStateMode::Interval => ticks,
+    };
+    if records > 0.0 {
+        let rows = QDISC_STATE_ROWS_PER_UPDATE * records;
         trace_rows.push(("trace.qdisc_state", rows.min(budget)));
     }
     if sc.trace.queue_events {
