@@ -104,6 +104,8 @@ _ADVICE = {
     "trace.qdisc_state": 'record qdisc_state per interval, not "updates", or a longer tupdate',
     "trace.queue_events": "turn queue_events off or use a shorter run",
     "trace.rtt_samples": "trace fewer flows or use a shorter run",
+    "flows.trace": "trace fewer flows or use a shorter run",
+    "flows.deadline_control": "use a longer deadline_control interval or a shorter run",
 }
 
 

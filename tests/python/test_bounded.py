@@ -176,3 +176,50 @@ def test_tens_of_millions_of_flows_are_refused_before_they_are_drawn():
     with pytest.raises(ccsim.ScenarioError, match=r"^stats_interval: 5 intervals x at least"):
         ccsim.validate(text + "count = 67000000\n")
     assert time.monotonic() - started < 5
+
+
+def test_the_series_bound_counts_every_cc_vars_row_of_a_traced_flow():
+    """A traced flow adds one ``cc_trace`` row and one ``cc_vars`` row per diagnostic
+    per interval: BBRv3 reports 16, and the estimate (and the series bound) counted 8."""
+    text = """
+duration = "1s"
+stats_interval = "10ms"
+[bottleneck]
+rate = "10Mbps"
+[[flows]]
+cc = "bbr3"
+rtt = "20ms"
+trace = true
+"""
+    result = ccsim.run(text)
+    series = ("flow_series", "group_series", "cc_trace", "cc_vars", "queue_series")
+    rows = sum(result.tables[name].num_rows for name in series)
+    assert result.tables["cc_vars"].num_rows >= 16 * 99  # 16 names from the first tick
+    assert rows <= _cost(text)["series_rows"], rows
+
+
+def test_per_flow_traces_are_estimated_at_their_budget_at_most():
+    """``rtt_samples`` (one row per ACK), ``cc_reductions`` (one per round trip) and
+    ``deadline_control`` (one per control interval) grow with the run: the estimate
+    counts each at its row budget at most, as the run keeps it."""
+    text = """
+duration = "20000s"
+[bottleneck]
+rate = "1Gbps"
+[[flows]]
+count = 2
+rtt = "1ms"
+trace = true
+[[flows]]
+rtt = "1ms"
+size = "1GB"
+deadline = "20000s"
+deadline_control = { interval = "1ms" }
+cc = "cdg"
+[trace]
+rtt_samples = true
+"""
+    rows = _cost(text)["trace_rows"]
+    assert rows["trace.rtt_samples"] == 5_000_000
+    assert rows["flows.trace"] == 5_000_000  # 2 x 20 million round trips
+    assert rows["flows.deadline_control"] == 5_000_000  # 20 million intervals

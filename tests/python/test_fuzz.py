@@ -31,4 +31,10 @@ def test_mutants_are_refused_in_one_line_or_run_within_bounds():
     assert all(o.events <= o.estimated_events for o in ran), [
         (o.cls, o.events, o.estimated_events) for o in ran if o.events > o.estimated_events
     ]
+    # and within 10x for 90 % (issue 33): the capacity alone put finite transfers, runs
+    # shorter than a round trip and PIE's first half-second at 13 to 280 times their events
+    within = [o for o in ran if o.estimated_events <= 10 * o.events]
+    assert len(within) >= 0.9 * len(ran), [
+        (o.cls, o.events, o.estimated_events) for o in ran if o not in within
+    ]
     assert time.monotonic() - started < 120

@@ -469,6 +469,12 @@ pub const KNOWN_KINDS: &[&str] = &[
     "newreno", "cubic", "dctcp", "cdg", "ledbat", "vegas", "bbr", "bbr3", "prague", "policy",
 ];
 
+/// The most [`CongestionControl::diagnostics`] any algorithm reports (BBRv3's 16): a
+/// traced flow adds this many `cc_vars` rows and one `cc_trace` row per stats interval,
+/// which the series bound and the cost estimate count before the run (they counted 8,
+/// half of BBRv3's rows).
+pub const MAX_DIAGNOSTICS: u64 = 16;
+
 /// Seed of CDG's random stream until the simulator passes a per-flow one
 /// ([`Cc::seed_rng`]).
 pub const DEFAULT_CC_SEED: u64 = 0xCD6;
@@ -537,6 +543,22 @@ pub fn tables() -> Vec<crate::params::AlgorithmDoc> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn no_algorithm_reports_more_than_max_diagnostics() {
+        let mut most = 0;
+        for kind in KNOWN_KINDS {
+            let spec = AlgoSpec {
+                kind: (*kind).to_owned(),
+                params: Default::default(),
+            };
+            let n = build(&spec, "cc").unwrap().diagnostics().len() as u64;
+            assert!(n <= MAX_DIAGNOSTICS, "{kind}: {n}");
+            most = most.max(n);
+        }
+        // tight: the bound is some algorithm's count, not a guess above all of them
+        assert_eq!(most, MAX_DIAGNOSTICS);
+    }
 
     /// A sender state in congestion avoidance with `cwnd` packets, ECN on, 100 ms RTT.
     pub fn state(cwnd: u32) -> CcState {

@@ -1725,7 +1725,8 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         .filter(|g| g.trace)
         .map(|g| u64::from(g.count))
         .sum();
-    let rows_per_tick = n_flows + (flows.len() + udp.len()) as u64 + 8 + 8 * traced;
+    let rows_per_tick =
+        n_flows + (flows.len() + udp.len()) as u64 + 8 + (1 + crate::cc::MAX_DIAGNOSTICS) * traced;
     if ticks.saturating_mul(rows_per_tick) > MAX_SERIES_ROWS {
         return Err(error(
             "stats_interval",

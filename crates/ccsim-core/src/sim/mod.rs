@@ -70,3 +70,77 @@ pub fn run_controlled(
     let wall_s = started.elapsed().as_secs_f64();
     Ok(world.finish(wall_s))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{RowBudget, TRACE_ROWS_BUDGET};
+
+    /// A traced flow of back-to-back 30 KB transfers (a new sender for each), another
+    /// traced bulk flow, and an untraced one.
+    const TRACED: &str = r#"
+duration = "2s"
+[bottleneck]
+rate = "10Mbps"
+queue = { kind = "fifo", limit = "20p" }
+[[flows]]
+rtt = "10ms"
+size = "30KB"
+repeat = { times = 200 }
+trace = true
+[[flows]]
+rtt = "20ms"
+trace = true
+[[flows]]
+rtt = "20ms"
+[trace]
+rtt_samples = true
+"#;
+
+    fn rows(out: &RunOutput, table: &str) -> usize {
+        out.tables
+            .iter()
+            .find(|t| t.name == table)
+            .map_or(0, |t| t.num_rows())
+    }
+
+    /// The traced flows share `rtt_samples`' and `cc_reductions`' budgets; a flow's later
+    /// transfers go on with what its first one left (issue 33: before, these traces had
+    /// no budget and grew with the run until the process died).
+    #[test]
+    fn per_flow_traces_stop_at_their_budget_across_transfers() {
+        let sc = Scenario::from_toml(TRACED).unwrap();
+        let world = build(&sc).unwrap();
+        let share = TRACE_ROWS_BUDGET / 2;
+        for f in &world.tcp[..2] {
+            assert_eq!(f.sender.rtt_log_budget.limit_rows(), share);
+            assert_eq!(f.sender.reductions_budget.limit_rows(), share);
+        }
+        let unbudgeted = build(&sc).unwrap();
+        let full = {
+            let mut w = unbudgeted;
+            w.run_until_end(None);
+            w.finish(0.0)
+        };
+        assert_eq!(full.summary.warnings, None);
+        let (all_rtts, all_cuts) = (rows(&full, "rtt_samples"), rows(&full, "cc_reductions"));
+        // the first flow's samples come from many transfers, so the budget must outlive one
+        assert!(all_rtts > 400 && all_cuts >= 4, "{all_rtts} {all_cuts}");
+
+        let mut w = build(&sc).unwrap();
+        for f in &mut w.tcp[..2] {
+            f.sender.rtt_log_budget = RowBudget::new(100);
+            f.sender.reductions_budget = RowBudget::new(1);
+        }
+        w.run_until_end(None);
+        let out = w.finish(0.0);
+        assert_eq!(rows(&out, "rtt_samples"), 200);
+        assert_eq!(rows(&out, "cc_reductions"), 2);
+        let warnings = out.summary.warnings.unwrap();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].starts_with("rtt_samples: stopped recording for 2 flow(s)"));
+        assert!(warnings[1].starts_with("cc_reductions: stopped recording for 2 flow(s)"));
+        // what was kept is the start of the full trace: nothing else moved
+        assert_eq!(full.summary.events, out.summary.events);
+    }
+}

@@ -90,6 +90,10 @@ impl Stepper {
             let ours = f.sender.rtt_log.is_none();
             if ours {
                 f.sender.rtt_log = Some(Vec::new());
+                // Emptied at every read, so it needs no budget (the run's own log, when
+                // it records one, keeps its budget: past it, the intervals count no
+                // samples, which the summary's warning says).
+                f.sender.rtt_log_budget = crate::trace::RowBudget::new(u64::MAX);
             }
             logged_by_us.push(ours);
         }

@@ -251,6 +251,9 @@ impl World {
         let mut sender = TcpSender::new(f, 2 * f, cfg, cc, flow.path_rtt_ns);
         sender.trace_reductions = flow.sender.trace_reductions;
         sender.rtt_log = flow.sender.rtt_log.as_ref().map(|_| Vec::new());
+        // The flow's next transfer goes on with what its traces' budgets have left.
+        sender.reductions_budget = flow.sender.reductions_budget.clone();
+        sender.rtt_log_budget = flow.sender.rtt_log_budget.clone();
         let old_sender = std::mem::replace(&mut flow.sender, sender);
         let old_receiver = std::mem::replace(&mut flow.receiver, receiver);
         let b = &mut flow.before;

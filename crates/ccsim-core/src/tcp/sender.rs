@@ -75,6 +75,7 @@ use crate::cc::{
 };
 use crate::net::packet::{tcp_flags, Packet, PacketKind, TCP_IP_HEADER_BYTES};
 use crate::scenario::RecoveryExit;
+use crate::trace::RowBudget;
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -174,8 +175,14 @@ pub struct TcpSender {
     /// Record every reduction in `reductions` (flows with `trace = true`).
     pub trace_reductions: bool,
     pub reductions: Vec<Reduction>,
+    /// The rows `reductions` may take (issue 33: a reduction per RTT, for every traced
+    /// flow, grows with the run's length).
+    pub reductions_budget: RowBudget,
     /// `(time, rtt)` of every RTT sample, ns, when recorded (`trace.rtt_samples`).
     pub rtt_log: Option<Vec<(u64, u64)>>,
+    /// The rows `rtt_log` may take (one sample per ACK: a long run of many traced flows
+    /// died of memory before it had a budget, issue 33).
+    pub rtt_log_budget: RowBudget,
     /// Delivery-rate sampling, only for controllers that want it.
     rate: Option<RateSampler>,
     /// The controller has `cong_control` (cached: tested on every ACK).
@@ -267,7 +274,9 @@ impl TcpSender {
             stats: SenderStats::default(),
             trace_reductions: false,
             reductions: Vec::new(),
+            reductions_budget: RowBudget::default(),
             rtt_log: None,
+            rtt_log_budget: RowBudget::default(),
             rate,
             cong_control,
         }
@@ -817,7 +826,9 @@ impl TcpSender {
         }
         if let Some(r) = seq_rtt {
             if let Some(log) = self.rtt_log.as_mut() {
-                log.push((now, r));
+                if self.rtt_log_budget.admit(1, now) {
+                    log.push((now, r));
+                }
             }
             self.rtt.sample(r, self.tp.snd_una, self.tp.snd_nxt);
             self.rto_ns = self.rtt.rto_ns();
@@ -1332,7 +1343,7 @@ impl TcpSender {
     }
 
     fn record_reduction(&mut self, cause: ReductionCause) {
-        if self.trace_reductions {
+        if self.trace_reductions && self.reductions_budget.admit(1, self.tp.now_ns) {
             self.reductions.push(Reduction {
                 time_ns: self.tp.now_ns,
                 cause,

@@ -50,6 +50,46 @@ impl RowBudget {
         false
     }
 
+    /// Rows this budget allows in all.
+    pub fn limit_rows(&self) -> u64 {
+        self.limit_rows
+    }
+
+    /// Simulated time of the first row set refused, ns (None: never refused).
+    pub fn stopped_at_ns(&self) -> Option<u64> {
+        self.stopped_at_ns
+    }
+
+    /// A share of [`TRACE_ROWS_BUDGET`] for each of `holders` per-flow traces
+    /// (`rtt_samples`, `cc_reductions`: each traced sender keeps its own rows, so that
+    /// the hot path touches no shared state), together never more than the budget.
+    pub fn per_flow_share(holders: u64) -> Self {
+        RowBudget::new((TRACE_ROWS_BUDGET / holders.max(1)).max(1))
+    }
+
+    /// The summary's warning when the per-flow traces `table` of several flows stopped at
+    /// their budgets (None: none did): how many, and the first instant one stopped.
+    pub fn per_flow_warning<'a>(
+        table: &str,
+        budgets: impl IntoIterator<Item = &'a RowBudget>,
+    ) -> Option<String> {
+        let (mut stopped, mut first_ns, mut limit) = (0u64, u64::MAX, 0);
+        for b in budgets {
+            if let Some(at) = b.stopped_at_ns {
+                stopped += 1;
+                first_ns = first_ns.min(at);
+                limit = b.limit_rows;
+            }
+        }
+        (stopped > 0).then(|| {
+            format!(
+                "{table}: stopped recording for {stopped} flow(s), the first at t = {:.6} s, \
+                 each flow's budget of {limit} rows reached (later rows are missing)",
+                first_ns as f64 / 1e9
+            )
+        })
+    }
+
     /// The summary's warning when trace `table` stopped at its budget.
     pub fn warning(&self, table: &str) -> Option<String> {
         self.stopped_at_ns.map(|at| {
@@ -82,5 +122,26 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("budget of 10 rows"), "{w}");
+    }
+
+    #[test]
+    fn per_flow_shares_sum_to_at_most_the_budget_and_warn_once() {
+        let shares = RowBudget::per_flow_share(3);
+        assert_eq!(
+            3 * shares.limit_rows(),
+            TRACE_ROWS_BUDGET - TRACE_ROWS_BUDGET % 3
+        );
+        assert_eq!(RowBudget::per_flow_share(u64::MAX).limit_rows(), 1);
+        let mut flows = vec![RowBudget::new(2), RowBudget::new(2), RowBudget::new(2)];
+        assert_eq!(RowBudget::per_flow_warning("rtt_samples", &flows), None);
+        assert!(flows[0].admit(2, 1));
+        assert!(!flows[1].admit(3, 2_000_000_000));
+        assert!(!flows[2].admit(3, 1_000_000_000));
+        let w = RowBudget::per_flow_warning("rtt_samples", &flows).unwrap();
+        assert_eq!(
+            w,
+            "rtt_samples: stopped recording for 2 flow(s), the first at t = 1.000000 s, \
+             each flow's budget of 2 rows reached (later rows are missing)"
+        );
     }
 }

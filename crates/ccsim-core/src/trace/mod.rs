@@ -271,10 +271,15 @@ pub struct DeadlineTrace {
     flow: Vec<u32>,
     knob_name: Vec<String>,
     rows: Vec<crate::control::deadline::Decision>,
+    /// One decision per flow and control interval grows with the run's length.
+    pub budget: RowBudget,
 }
 
 impl DeadlineTrace {
     pub fn push(&mut self, flow: u32, knob_name: &str, d: crate::control::deadline::Decision) {
+        if !self.budget.admit(1, d.time_ns) {
+            return;
+        }
         self.flow.push(flow);
         self.knob_name.push(knob_name.to_owned());
         self.rows.push(d);

@@ -10,7 +10,9 @@ use crate::results::{
     Table,
 };
 use crate::stats::{jain_index, QueueSnapshot};
-use crate::trace::{transfers_table, QdiscStateTrace, QueueEvents, RttSamples, Transfer};
+use crate::trace::{
+    transfers_table, QdiscStateTrace, QueueEvents, RowBudget, RttSamples, Transfer,
+};
 
 use super::recorders::{Recorders, View};
 
@@ -164,7 +166,7 @@ impl Recorders {
             fct,
             links,
             paths,
-            warnings: self.budget_warnings(),
+            warnings: self.budget_warnings(v),
         };
         let mut tables = self.tables(v, &summary, hist);
         tables.push(transfers_table(&transfers, self.info.duration_ns));
@@ -417,7 +419,8 @@ impl Recorders {
 
 impl Recorders {
     /// The traces that stopped at their row budget, one line each (None: none did).
-    fn budget_warnings(&self) -> Option<Vec<String>> {
+    fn budget_warnings(&self, v: &View) -> Option<Vec<String>> {
+        let senders = || v.tcp.iter().map(|f| &f.sender);
         let warnings: Vec<String> = [
             self.qdisc_state
                 .as_ref()
@@ -425,6 +428,19 @@ impl Recorders {
             self.queue_events
                 .as_ref()
                 .and_then(|t| t.budget.warning("queue_events")),
+            RowBudget::per_flow_warning(
+                "rtt_samples",
+                senders()
+                    .filter(|s| s.rtt_log.is_some())
+                    .map(|s| &s.rtt_log_budget),
+            ),
+            RowBudget::per_flow_warning(
+                "cc_reductions",
+                senders()
+                    .filter(|s| s.trace_reductions)
+                    .map(|s| &s.reductions_budget),
+            ),
+            self.deadline.budget.warning("deadline_control"),
         ]
         .into_iter()
         .flatten()

@@ -13,6 +13,7 @@ use crate::scenario::{Scenario, ScenarioError, TcpFlowDraw, TcpFlowGroup};
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
 use crate::tcp::sender::TcpSender;
 use crate::tcp::TcpConfig;
+use crate::trace::RowBudget;
 
 /// Each flow's path RTT with serialisation: a full-size packet's there, an ACK's back
 /// (routes `2f` and `2f + 1`).
@@ -40,11 +41,24 @@ pub(super) fn tcp_flows(
     let n_tcp: usize = sc.flows.iter().map(|g| g.count as usize).sum();
     let mut tcp = Vec::with_capacity(n_tcp);
     let mut cc_names = Vec::with_capacity(n_tcp);
+    // The traced flows share each per-flow trace's budget (`cc_reductions`,
+    // `rtt_samples`) equally.
+    let traced: u64 = sc
+        .flows
+        .iter()
+        .filter(|g| g.trace)
+        .map(|g| u64::from(g.count))
+        .sum();
+    let share = RowBudget::per_flow_share(traced);
     for (gi, g) in sc.flows.iter().enumerate() {
         let deadline = group_deadline(g, gi)?.map(Box::new);
         for drawn in &g.drawn {
             let fid = tcp.len() as u32;
-            let flow = tcp_flow(sc, (gi, g), drawn, fid, path_rtts[fid as usize], &deadline)?;
+            let mut flow = tcp_flow(sc, (gi, g), drawn, fid, path_rtts[fid as usize], &deadline)?;
+            if g.trace {
+                flow.sender.reductions_budget = share.clone();
+                flow.sender.rtt_log_budget = share.clone();
+            }
             cc_names.push(flow.sender.cc.name());
             tcp.push(flow);
         }
