@@ -175,6 +175,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     api.check(source)
     print(f"ok: {args.scenario}")
     print(describe(cost))
+    from ccsim.network_report import describe_network, network_report
+
+    report = network_report(source)
+    if report is not None:
+        print(describe_network(report))
     return EXIT_OK
 
 
