@@ -187,13 +187,7 @@ fn add_flows(
         hops_to: HashMap::new(),
         branched: false,
     });
-    // Groups' routes too: a search on the whole plan would visit every host added so
-    // far, quadratic in groups (10 000 one-flow groups took 1.5 s).
-    let core = NetworkPlan {
-        topo: plan.topo.clone(),
-        links: plan.links.clone(),
-        ..NetworkPlan::default()
-    };
+    let core = own_network(&plan);
     let mut fid = 0u64;
     let fastest = plan.links.iter().map(|l| l.rate_bps).max().unwrap_or(0);
     let default_access = fastest.saturating_mul(ACCESS_RATE_FACTOR);
@@ -254,6 +248,17 @@ fn add_flows(
         ));
     }
     Ok(plan)
+}
+
+/// The network's own nodes and links, before any host: what groups' routes are searched
+/// on (a search on the whole plan would visit every host added so far, quadratic in
+/// groups: 10 000 one-flow groups took 1.5 s).
+fn own_network(plan: &NetworkPlan) -> NetworkPlan {
+    NetworkPlan {
+        topo: plan.topo.clone(),
+        links: plan.links.clone(),
+        ..NetworkPlan::default()
+    }
 }
 
 /// What a flow's base RTT asks beyond its route's propagation delay there and back (its
