@@ -126,7 +126,8 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
             print(warning, file=sys.stderr)
     if not args.quiet:
         console = report_console()
-        print_report(result.summary, console, label=source.label)
+        all_links = bool(getattr(args, "all_links", False))
+        print_report(result.summary, console, label=source.label, all_links=all_links)
         console.print(f"results in [bold]{out}[/bold]")
     return status
 
@@ -412,6 +413,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-plots", action="store_true", help="write no plots")
         format_option(p, "write the plots")
         p.add_argument("--quiet", action="store_true", help="no progress bar and no report")
+        p.add_argument(
+            "--all-links",
+            action="store_true",
+            help="with a [network]: report every congested link, not the busiest few",
+        )
         p.add_argument(
             "--progress",
             action="store_true",
