@@ -362,6 +362,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     console = report_console()
     results = bench.run_all(console, quick=args.quick)
+    network_results = bench.run_network_bench(console, quick=args.quick)
     sweep_results = bench.run_sweep_bench(console, quick=args.quick)
     loop_results = bench.run_loop_bench(console, quick=args.quick)
     gym_records: list[dict[str, object]] = []
@@ -374,7 +375,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         gym_records = gym_bench.gym_records(gym_bench.run_gym_bench(console, quick=args.quick))
     if args.json:
-        records = bench.as_records(results) + bench.sweep_records(sweep_results)
+        records = bench.as_records(results) + bench.network_records(network_results)
+        records += bench.sweep_records(sweep_results)
         records += bench.loop_records(loop_results) + gym_records
         Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
     return EXIT_OK
