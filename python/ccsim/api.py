@@ -10,16 +10,13 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ccsim import _core
 from ccsim._core import ScenarioError
 from ccsim.cancel import install_sigint_hook, watcher
+from ccsim.results import RunResult
 from ccsim.scenario import InputTooLarge, SweepError, apply_overrides, read_input
-
-if TYPE_CHECKING:  # imported when a run returns one: numpy and pyarrow are half a second
-    # of start-up that `ccsim validate` does not need
-    from ccsim.results import RunResult
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -220,8 +217,6 @@ def simulate(
             )
     except ScenarioError as exc:
         raise _explained(exc, source) from None
-    from ccsim.results import RunResult
-
     result = RunResult.from_core(summary_json, raw, pcap)
     result.summary["overrides"] = dict(source.overrides)
     result.summary["scenario"] = source.document()
