@@ -14,6 +14,9 @@ RawTables = dict[str, dict[str, tuple[str, bytes | list[str]]]]
 
 def parse_check(text: str, fmt: str) -> None: ...
 
+#: ccsim validate: a [network] as built, as JSON (None for a dumbbell).
+def network_report(text: str, fmt: str) -> str | None: ...
+
 #: A controller gets every TCP flow's state and returns ``(flow_id, name, value)`` changes.
 Controller = Callable[[list[dict[str, Any]]], Iterable[Any] | None]
 

@@ -145,6 +145,181 @@ def as_records(results: list[BenchResult]) -> list[dict[str, Any]]:
     ]
 
 
+# --------------------------------------------------------------------------- networks
+
+#: Link transmissions per wall second per core the leaf-spine row should reach (issue 30;
+#: a run is one thread, so per run is per core).
+LEAF_SPINE_TARGET_TX_PER_S = 3e6
+
+
+@dataclass(frozen=True)
+class NetworkBench:
+    name: str
+    description: str
+    simulated_s: float
+    wall_s: float
+    #: Packets that left any link (network and access links, both directions).
+    link_transmissions: int
+    #: Transmissions per wall second the row should reach (None: no target).
+    target_tx_per_s: float | None
+    #: CPU seconds of the whole ``ccsim.run`` call (build and tables included): on a
+    #: loaded machine wall time also counts the time other processes held the core.
+    cpu_s: float = 0.0
+
+    @property
+    def tx_per_s(self) -> float:
+        return self.link_transmissions / self.wall_s if self.wall_s > 0 else float("inf")
+
+    @property
+    def tx_per_cpu_s(self) -> float:
+        return self.link_transmissions / self.cpu_s if self.cpu_s > 0 else float("inf")
+
+    @property
+    def passed(self) -> bool | None:
+        return None if self.target_tx_per_s is None else self.tx_per_s >= self.target_tx_per_s
+
+
+def parking_lot_scenario(duration_s: float) -> dict[str, Any]:
+    """Issue 30's parking lot: 3 DropTail hops at 10, 20 and 15 Mbit/s, 5 ms each, one long
+    CUBIC flow across all and two cross flows per hop (as examples/parking_lot.toml, with
+    DropTail: the configuration ns-3's harness also builds)."""
+    hops = [
+        {"rate": rate, "delay": "5ms", "queue": {"kind": "droptail", "limit": "1bdp"}}
+        for rate in ("10Mbps", "20Mbps", "15Mbps")
+    ]
+    flows = [{"from": "r0", "to": "r3", "cc": "cubic", "rtt": "40ms"}]
+    flows += [
+        {"count": 2, "from": f"r{i}", "to": f"r{i + 1}", "cc": "cubic", "rtt": "30ms"}
+        for i in range(3)
+    ]
+    return {
+        "duration": f"{duration_s:g}s",
+        "seed": 1,
+        "network": {"kind": "parking_lot", "hops": hops},
+        "flows": flows,
+    }
+
+
+def leaf_spine_scenario(duration_s: float) -> dict[str, Any]:
+    """Issue 30's fabric: 4 spines, 8 leaves, 16 hosts per leaf (128 hosts), 10 Gbit/s hosts,
+    40 Gbit/s fabric, 1 us per link, DCTCP over step-marking RED (K = 65 packets) at every
+    port; a random permutation of long flows (each host sends to one other, seeded), ECMP
+    over the spines."""
+    import random
+
+    hosts = list(range(128))
+    targets = hosts[:]
+    random.Random(1).shuffle(targets)
+    # A host sending to itself swaps its target with the next host's.
+    for k in hosts:
+        if targets[k] == k:
+            j = (k + 1) % len(hosts)
+            targets[k], targets[j] = targets[j], targets[k]
+    flows = [
+        {"from": f"host{k}", "to": f"host{t}", "cc": "dctcp", "ecn": True, "rtt": "100us"}
+        for k, t in zip(hosts, targets, strict=True)
+    ]
+    return {
+        "duration": f"{duration_s:g}s",
+        "seed": 1,
+        "network": {
+            "kind": "leaf_spine",
+            "spines": 4,
+            "leaves": 8,
+            "hosts_per_leaf": 16,
+            "host_link": {"rate": "10Gbps", "delay": "1us"},
+            "fabric_link": {"rate": "40Gbps", "delay": "1us"},
+            "queue": {"kind": "red", "mode": "step", "threshold": "65p", "limit": "300p"},
+        },
+        "flows": flows,
+    }
+
+
+#: (name, description, scenario maker, simulated seconds, target transmissions/s)
+NETWORKS = (
+    (
+        "parking_lot",
+        "3 DropTail hops 10/20/15 Mbps, 1 long + 6 cross CUBIC",
+        parking_lot_scenario,
+        60.0,
+        None,
+    ),
+    (
+        "leaf_spine",
+        "128 hosts, 4x8 leaf-spine 10/40 Gbps, 128 DCTCP permutation",
+        leaf_spine_scenario,
+        0.05,
+        LEAF_SPINE_TARGET_TX_PER_S,
+    ),
+)
+
+
+def run_network_bench(console: Console, quick: bool = False) -> list[NetworkBench]:
+    """The parking-lot and leaf-spine rows: packets sent over any link per wall second of
+    simulation (summary.wall_s), as issue 30 asks; print their table."""
+    scale = QUICK_SCALE if quick else 1.0
+    results = []
+    for name, desc, make, secs, target in NETWORKS:
+        with console.status(f"{name}: {desc}"):
+            cpu0 = time.process_time()
+            result = api.run(make(secs * scale))
+            cpu_s = time.process_time() - cpu0
+        departures = result.tables["queues"].column("departures").to_numpy()
+        results.append(
+            NetworkBench(
+                name=name,
+                description=desc,
+                simulated_s=float(result.summary["duration_s"]),
+                wall_s=float(result.summary["wall_s"]),
+                link_transmissions=int(departures.sum()),
+                target_tx_per_s=target,
+                cpu_s=cpu_s,
+            )
+        )
+    console.print(network_report_table(results))
+    return results
+
+
+def network_report_table(results: list[NetworkBench]) -> Table:
+    table = Table(title="network benchmarks (wall = simulation only)", title_justify="left")
+    table.add_column("scenario")
+    for header in ("sim s", "wall s", "link tx", "link tx/s", "tx/cpu s", "target tx/s"):
+        table.add_column(header, justify="right")
+    table.add_column("result")
+    for r in results:
+        verdict = {None: "-", True: "[green]pass[/green]", False: "[red]miss[/red]"}[r.passed]
+        table.add_row(
+            f"{r.name}: {r.description}",
+            f"{r.simulated_s:g}",
+            f"{r.wall_s:.3f}",
+            f"{r.link_transmissions:,}",
+            f"{r.tx_per_s:,.0f}",
+            f"{r.tx_per_cpu_s:,.0f}",
+            "-" if r.target_tx_per_s is None else f"{r.target_tx_per_s:,.0f}",
+            verdict,
+        )
+    return table
+
+
+def network_records(results: list[NetworkBench]) -> list[dict[str, Any]]:
+    """Plain dicts for ``--json``."""
+    return [
+        {
+            "name": r.name,
+            "description": r.description,
+            "simulated_s": r.simulated_s,
+            "wall_s": r.wall_s,
+            "link_transmissions": r.link_transmissions,
+            "link_tx_per_s": r.tx_per_s,
+            "cpu_s": r.cpu_s,
+            "link_tx_per_cpu_s": r.tx_per_cpu_s,
+            "target_link_tx_per_s": r.target_tx_per_s,
+            "passed": r.passed,
+        }
+        for r in results
+    ]
+
+
 # --------------------------------------------------------------------------- sweeps
 
 #: Per-run cost of a sweep beyond the simulation itself, one local worker (ms).

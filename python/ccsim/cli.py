@@ -126,7 +126,8 @@ def _run_to_dir(source: ScenarioSource, out: Path, args: argparse.Namespace) -> 
             print(warning, file=sys.stderr)
     if not args.quiet:
         console = report_console()
-        print_report(result.summary, console, label=source.label)
+        all_links = bool(getattr(args, "all_links", False))
+        print_report(result.summary, console, label=source.label, all_links=all_links)
         console.print(f"results in [bold]{out}[/bold]")
     return status
 
@@ -175,6 +176,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     api.check(source)
     print(f"ok: {args.scenario}")
     print(describe(cost))
+    from ccsim.network_report import describe_network, network_report
+
+    report = network_report(source)
+    if report is not None:
+        print(describe_network(report))
     return EXIT_OK
 
 
@@ -356,6 +362,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     console = report_console()
     results = bench.run_all(console, quick=args.quick)
+    network_results = bench.run_network_bench(console, quick=args.quick)
     sweep_results = bench.run_sweep_bench(console, quick=args.quick)
     loop_results = bench.run_loop_bench(console, quick=args.quick)
     gym_records: list[dict[str, object]] = []
@@ -368,7 +375,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         gym_records = gym_bench.gym_records(gym_bench.run_gym_bench(console, quick=args.quick))
     if args.json:
-        records = bench.as_records(results) + bench.sweep_records(sweep_results)
+        records = bench.as_records(results) + bench.network_records(network_results)
+        records += bench.sweep_records(sweep_results)
         records += bench.loop_records(loop_results) + gym_records
         Path(args.json).write_text(json.dumps(records, indent=2) + "\n")
     return EXIT_OK
@@ -407,6 +415,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-plots", action="store_true", help="write no plots")
         format_option(p, "write the plots")
         p.add_argument("--quiet", action="store_true", help="no progress bar and no report")
+        p.add_argument(
+            "--all-links",
+            action="store_true",
+            help="with a [network]: report every congested link, not the busiest few",
+        )
         p.add_argument(
             "--progress",
             action="store_true",

@@ -28,10 +28,11 @@ from ccsim import _core
 #: existing directory, those of them the new run did not produce are removed (a stale plot
 #: would contradict the new data); any other file is left alone.
 KNOWN_TABLES: tuple[str, ...] = tuple(_core.table_names())
-#: The run figures (``ccsim.plots.run.FIGURES``) in every format (``ccsim.plots.style``).
+#: The run figures (``ccsim.plots.run.FIGURES`` and ``NETWORK_FIGURES``) in every format
+#: (``ccsim.plots.style``).
 PLOT_FILES = tuple(
     f"{stem}.{fmt}"
-    for stem in ("throughput", "queue_delay", "sojourn_cdf", "cwnd", "rtt")
+    for stem in ("throughput", "queue_delay", "sojourn_cdf", "cwnd", "rtt", "links")
     for fmt in ("png", "pdf", "svg")
 )
 OWNED_FILES = frozenset(

@@ -126,14 +126,57 @@ def _links(summary: dict[str, Any]) -> Table:
     return table
 
 
+def _congested(summary: dict[str, Any], all_links: bool) -> list[Table | str]:
+    """A section per congested link (see :mod:`ccsim.links`), busiest first."""
+    from ccsim.links import congested_links
+
+    shown = congested_links(summary, all_links)
+    every = congested_links(summary, all_links=True)
+    tables = []
+    for q in shown:
+        title = f"Congested link {q['name']} ({q['discipline']})"
+        table = Table(title=title, title_justify="left")
+        for header in (
+            "utilisation",
+            "sojourn ms: mean",
+            "p50",
+            "p90",
+            "p99",
+            "drops",
+            "drop prob.",
+            "marks",
+            "mark prob.",
+        ):
+            table.add_column(header, justify="right")
+        table.add_row(
+            _num(q["utilisation"], ".4f"),
+            _num(q["sojourn_mean_ms"]),
+            _num(q["sojourn_p50_ms"]),
+            _num(q["sojourn_p90_ms"]),
+            _num(q["sojourn_p99_ms"]),
+            str(q["drops"]),
+            _num(q["drop_probability"], ".3e"),
+            str(q["marks"]),
+            _num(q["mark_probability"], ".3e"),
+        )
+        tables.append(table)
+    if len(every) > len(shown):
+        more = len(every) - len(shown)
+        tables.append(f"and {more} more congested links (--all-links shows them)")
+    return tables
+
+
 def report_console() -> Console:
     """stdout; 120 columns when it is not a terminal (rich would assume 80)."""
     return Console() if sys.stdout.isatty() else Console(width=120)
 
 
-def print_report(summary: dict[str, Any], console: Console, label: str = "") -> None:
+def print_report(
+    summary: dict[str, Any], console: Console, label: str = "", all_links: bool = False
+) -> None:
     """Per-flow goodput, bottleneck utilisation / sojourn / drop and mark probability,
-    Jain index, events and wall-clock seconds."""
+    with a ``[network]`` every link and a section per congested link (the busiest few
+    unless ``all_links``), Jain index, events and wall-clock seconds."""
     flows = summary.get("flows", [])
     head = f"[bold]{label}[/bold]  " if label else ""
     console.print(
@@ -144,6 +187,8 @@ def print_report(summary: dict[str, Any], console: Console, label: str = "") -> 
     console.print(_bottleneck(summary))
     if summary.get("links"):
         console.print(_links(summary))
+        for table in _congested(summary, all_links):
+            console.print(table)
     wall = summary["wall_s"]
     rate = f" ({summary['events'] / wall:,.0f} events/s)" if wall > 0 else ""
     console.print(

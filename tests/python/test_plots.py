@@ -53,7 +53,8 @@ def test_every_figure_in_every_format(result_dir: Path) -> None:
         for fmt in FORMATS:
             data = (result_dir / f"{stem}.{fmt}").read_bytes()
             assert data.startswith(MAGIC[fmt]), (stem, fmt)
-    assert set(output.PLOT_FILES) == set(file_names(run_plots.FIGURES))
+    every = run_plots.FIGURES + run_plots.NETWORK_FIGURES
+    assert set(output.PLOT_FILES) == set(file_names(every))
 
 
 def test_capacity_follows_rate_changes_and_bounds_throughput(result_dir: Path) -> None:

@@ -30,6 +30,14 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
     crate::sim::build_only(scenario)
 }
 
+/// What a scenario's `[network]` is once built (nodes, links, the flows each carries,
+/// the congestion candidates), for `ccsim validate` to print; `None` for a dumbbell.
+pub fn network_report(
+    scenario: &Scenario,
+) -> Result<Option<crate::sim::NetworkReport>, ScenarioError> {
+    crate::sim::network_report(scenario)
+}
+
 /// Parse a scenario in `format` ("toml" or "json").
 pub fn parse(text: &str, format: &str) -> Result<Scenario, ScenarioError> {
     match format {

@@ -219,6 +219,17 @@ fn parse_check(py: Python<'_>, text: &str, fmt: &str) -> PyResult<()> {
     parse_and_validate(py, text, fmt).map(|_| ())
 }
 
+/// A scenario's `[network]` as built, as JSON (nodes, links with the flows each carries
+/// and whether it is a congestion candidate; see `ccsim_core::sim::NetworkReport`), or
+/// `None` for a dumbbell. Raises `ScenarioError` if it does not build.
+#[pyfunction]
+fn network_report(py: Python<'_>, text: &str, fmt: &str) -> PyResult<Option<String>> {
+    let report = py
+        .detach(|| api::network_report(&api::parse(text, fmt)?))
+        .map_err(scenario_error)?;
+    Ok(report.map(|r| serde_json::to_string(&r).expect("a report serialises")))
+}
+
 /// Parse, validate and simulate a scenario.
 ///
 /// Returns `(summary_json, tables, pcap)` with `tables = {name: {column: (dtype, data)}}`,
@@ -739,6 +750,7 @@ fn advance_many(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(parse_check, m)?)?;
+    m.add_function(wrap_pyfunction!(network_report, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;

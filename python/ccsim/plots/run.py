@@ -14,6 +14,9 @@
   panels per traced group.
 - ``rtt`` (with ``[trace] rtt_samples = true``): RTT samples over time and their CDF in
   the measurement window, as Flent draws latency under load.
+- ``links`` (a ``[network]`` with congested links, see :mod:`ccsim.links`): a row per
+  congested link, busiest first (at most :data:`MAX_LINK_ROWS`): its utilisation, sojourn
+  percentiles and drop and mark probabilities over the measurement window.
 
 The measurement window is shaded; legends sit outside the axes. Each figure is written
 in every format asked for (PNG, PDF, SVG).
@@ -48,6 +51,10 @@ from ccsim.plots.text import scenario_caption
 
 #: Figures of a run, by file stem, in the order they are drawn.
 FIGURES = ("throughput", "queue_delay", "sojourn_cdf", "cwnd", "rtt")
+#: Figures only a ``[network]`` run draws.
+NETWORK_FIGURES = ("links",)
+#: Congested links drawn in the ``links`` figure.
+MAX_LINK_ROWS = 8
 
 #: Goodput is smoothed over this many seconds in ``throughput``'s lower panel.
 GOODPUT_SMOOTHING_S = 1.0
@@ -513,6 +520,38 @@ def plot_rtt(samples: Columns, flows: Columns | None, summary: dict[str, Any]) -
     return fig
 
 
+def plot_links(summary: dict[str, Any]) -> Figure:
+    """A row per congested link: utilisation, sojourn p50/p90/p99, drop and mark
+    probability over the measurement window (from the summary's ``links``)."""
+    from ccsim.links import congested_links
+
+    links = congested_links(summary, all_links=True)[:MAX_LINK_ROWS]
+    names = [q["name"] for q in links]
+    fig = new_figure(11, 1.6 + 0.45 * len(links))
+    use_ax, delay_ax, prob_ax = fig.subplots(1, 3, sharey=True)
+    y = np.arange(len(links))
+    use_ax.barh(y, [q["utilisation"] for q in links], color=PALETTE[0])
+    use_ax.set_xlim(0, 1.05)
+    use_ax.set_xlabel("utilisation")
+    use_ax.set_yticks(y, names)
+    use_ax.invert_yaxis()
+    height = 0.27
+    for k, (key, label) in enumerate(
+        (("sojourn_p50_ms", "p50"), ("sojourn_p90_ms", "p90"), ("sojourn_p99_ms", "p99"))
+    ):
+        values = [q[key] if q[key] is not None else np.nan for q in links]
+        delay_ax.barh(y + (k - 1) * height, values, height, color=PALETTE[k], label=label)
+    delay_ax.set_xlabel("sojourn time (ms)")
+    for k, (key, label) in enumerate((("drop_probability", "drop"), ("mark_probability", "mark"))):
+        values = [q[key] for q in links]
+        prob_ax.barh(y + (k - 0.5) * 0.4, values, 0.4, color=PALETTE[3 + k], label=label)
+    prob_ax.set_xlabel("probability per arrival")
+    fig.suptitle("Congested links (measurement window)")
+    caption(fig, summary)
+    legend_below(fig)
+    return fig
+
+
 def _summary(directory: Path) -> dict[str, Any]:
     path = directory / "summary.json"
     return json.loads(path.read_text()) if path.exists() else {}
@@ -548,6 +587,10 @@ def plot_results(
     samples = _load(directory, "rtt_samples")
     if samples is not None and _has_rows(samples):
         drawers.append(("rtt", lambda: plot_rtt(samples, flows, summary)))
+    from ccsim.links import congested_links
+
+    if congested_links(summary):
+        drawers.append(("links", lambda: plot_links(summary)))
 
     def draw(stems: Sequence[str]) -> None:
         with styled():
@@ -593,4 +636,4 @@ def in_parallel(draw: Callable[[Sequence[str]], None], stems: Sequence[str]) -> 
         draw(theirs)
 
 
-__all__ = ["FIGURES", "NoResultsError", "plot_results"]
+__all__ = ["FIGURES", "NETWORK_FIGURES", "NoResultsError", "plot_results"]

@@ -21,7 +21,7 @@ use units::fmt_duration;
 
 pub use dist::Dist;
 pub use link_model::LossSpec;
-pub use network::{Endpoints, HopSpec, LinkSpec, Network};
+pub use network::{Endpoints, HopSpec, LeafSpineSpec, LinkSpec, Network};
 pub use units::{ByteSize, DataRate, QueueLimit, SimDuration};
 
 /// A user-input error: `path` is the key path (`flows[1].rtt`), `message` says what was

@@ -66,6 +66,37 @@ pub enum Network {
     },
     /// `kind = "parking_lot"`: a chain of hops (at least one).
     ParkingLot { hops: Vec<HopSpec> },
+    /// `kind = "leaf_spine"`: a two-tier Clos fabric.
+    LeafSpine(LeafSpineSpec),
+}
+
+/// A leaf-spine fabric (the two-tier folded Clos of datacenter papers: Alizadeh et al.,
+/// "CONGA", SIGCOMM 2014, §2; Greenberg et al., "VL2", SIGCOMM 2009): `leaves` top-of-rack
+/// switches with `hosts_per_leaf` hosts each, every leaf joined to every spine. Nodes
+/// `host<k>` (numbered across the fabric: host `k` hangs off `leaf<k / hosts_per_leaf>`),
+/// `leaf<i>`, `spine<j>`; links `<from>-<to>` in both directions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeafSpineSpec {
+    pub spines: u32,
+    pub leaves: u32,
+    pub hosts_per_leaf: u32,
+    /// Host to leaf and back.
+    pub host_link: HopSpec,
+    /// Leaf to spine and back.
+    pub fabric_link: HopSpec,
+    /// ECMP over the spines (default on): each flow hashed to one spine.
+    pub ecmp: bool,
+    /// `ecmp` written in the file: then no flow with a choice of spine is an error.
+    pub ecmp_given: bool,
+}
+
+impl LeafSpineSpec {
+    /// Hosts' capacity into a leaf over the leaf's capacity towards the spines (1: a
+    /// non-blocking fabric; CONGA's testbed is 2:1, many production fabrics 3:1).
+    pub fn oversubscription(&self) -> f64 {
+        (f64::from(self.hosts_per_leaf) * self.host_link.rate.bps as f64)
+            / (f64::from(self.spines) * self.fabric_link.rate.bps as f64)
+    }
 }
 
 /// One directed link (and its reverse with `both_ways`).
@@ -114,12 +145,35 @@ impl Network {
                 (l.rate, l.delay, l.queue.clone())
             }
             Network::ParkingLot { hops } => (hops[0].rate, hops[0].delay, hops[0].queue.clone()),
+            Network::LeafSpine(f) => {
+                let h = &f.host_link;
+                (h.rate, h.delay, h.queue.clone())
+            }
         }
     }
 }
 
-pub(super) fn resolve_network(n: RawNetwork) -> Result<Network, ScenarioError> {
-    let kind = n.kind.map_or_else(|| "graph".to_owned(), |g| g.value.0);
+pub(super) fn resolve_network(mut n: RawNetwork) -> Result<Network, ScenarioError> {
+    let kind = n
+        .kind
+        .take()
+        .map_or_else(|| "graph".to_owned(), |g| g.value.0);
+    if kind != "leaf_spine" {
+        let fabric_keys = [
+            ("spines", n.spines.is_some()),
+            ("leaves", n.leaves.is_some()),
+            ("hosts_per_leaf", n.hosts_per_leaf.is_some()),
+            ("host_link", n.host_link.is_some()),
+            ("fabric_link", n.fabric_link.is_some()),
+            ("queue", n.queue.is_some()),
+        ];
+        if let Some((key, _)) = fabric_keys.iter().find(|(_, given)| *given) {
+            return Err(error(
+                join("network", key),
+                "only with kind = \"leaf_spine\"",
+            ));
+        }
+    }
     match kind.as_str() {
         "graph" => {
             if n.hops.is_some() {
@@ -176,11 +230,63 @@ pub(super) fn resolve_network(n: RawNetwork) -> Result<Network, ScenarioError> {
             }
             Ok(Network::ParkingLot { hops })
         }
+        "leaf_spine" => resolve_leaf_spine(n),
         other => Err(error(
             "network.kind",
-            format!("expected \"graph\" or \"parking_lot\", got {other:?}"),
+            format!("expected \"graph\", \"parking_lot\" or \"leaf_spine\", got {other:?}"),
         )),
     }
+}
+
+/// `kind = "leaf_spine"`: counts and the two link kinds (`queue` the default of both).
+fn resolve_leaf_spine(n: RawNetwork) -> Result<Network, ScenarioError> {
+    let foreign = [
+        ("nodes", n.nodes.is_some()),
+        ("links", n.links.is_some()),
+        ("hops", n.hops.is_some()),
+    ];
+    for (key, given) in foreign {
+        if given {
+            return Err(error(
+                join("network", key),
+                "a leaf-spine fabric makes its own nodes and links from spines, leaves, \
+                 hosts_per_leaf, host_link and fabric_link",
+            ));
+        }
+    }
+    let count = |g: Option<Given<super::raw::FabricCount>>, key: &str| {
+        g.map(|g| g.value.0 as u32).ok_or_else(|| {
+            error(
+                join("network", key),
+                "missing: a leaf-spine fabric needs spines, leaves and hosts_per_leaf",
+            )
+        })
+    };
+    let default = n.queue.map_or_else(default_queue, |RawAlgo(a)| a);
+    let link = |t: Option<Table<RawHop>>, key: &str| -> Result<HopSpec, ScenarioError> {
+        let Table(h) = t.ok_or_else(|| {
+            error(
+                join("network", key),
+                "missing: give its rate, like { rate = \"10Gbps\", delay = \"1us\" }",
+            )
+        })?;
+        positive_rate(&h.rate, &join(&join("network", key), "rate"))?;
+        let queue = h.queue.is_none().then(|| default.clone());
+        let mut hop = resolve_hop(h);
+        if let Some(q) = queue {
+            hop.queue = q;
+        }
+        Ok(hop)
+    };
+    Ok(Network::LeafSpine(LeafSpineSpec {
+        spines: count(n.spines, "spines")?,
+        leaves: count(n.leaves, "leaves")?,
+        hosts_per_leaf: count(n.hosts_per_leaf, "hosts_per_leaf")?,
+        host_link: link(n.host_link, "host_link")?,
+        fabric_link: link(n.fabric_link, "fabric_link")?,
+        ecmp: n.ecmp.as_ref().is_none_or(|g| g.value.0),
+        ecmp_given: n.ecmp.is_some_and(|g| g.value.0),
+    }))
 }
 
 fn resolve_link(l: RawLink, key_path: String) -> Result<LinkSpec, ScenarioError> {

@@ -679,7 +679,17 @@ pub(super) struct RawNetwork {
     pub links: Option<Groups<Table<RawLink>>>,
     pub hops: Option<Groups<Table<RawHop>>>,
     pub ecmp: Option<Given<Flag>>,
+    pub spines: Option<Given<FabricCount>>,
+    pub leaves: Option<Given<FabricCount>>,
+    pub hosts_per_leaf: Option<Given<FabricCount>>,
+    pub host_link: Option<Table<RawHop>>,
+    pub fabric_link: Option<Table<RawHop>>,
+    pub queue: Option<RawAlgo>,
 }
+
+/// A leaf-spine fabric's spines, leaves or hosts per leaf: at least one, and few enough
+/// that every host's links fit the engine's 28-bit link indices.
+pub(super) type FabricCount = Int<1, 4096>;
 
 /// One `[[network.links]]` entry.
 #[derive(Deserialize)]

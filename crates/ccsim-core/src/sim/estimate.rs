@@ -143,6 +143,15 @@ fn links(sc: &Scenario) -> Vec<(f64, &AlgoSpec)> {
             .iter()
             .flat_map(|h| std::iter::repeat_n((h.rate.bps as f64, &h.queue), 2))
             .collect(),
+        Some(Network::LeafSpine(f)) => {
+            let host_links = 2 * f.leaves as usize * f.hosts_per_leaf as usize;
+            let fabric_links = 2 * f.leaves as usize * f.spines as usize;
+            let host = (f.host_link.rate.bps as f64, &f.host_link.queue);
+            let fabric = (f.fabric_link.rate.bps as f64, &f.fabric_link.queue);
+            std::iter::repeat_n(host, host_links)
+                .chain(std::iter::repeat_n(fabric, fabric_links))
+                .collect()
+        }
         None => Vec::new(),
     }
 }

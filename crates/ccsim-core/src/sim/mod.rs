@@ -21,7 +21,7 @@ use crate::scenario::{Scenario, ScenarioError};
 pub use crate::flow::{FlowCounters, TcpFlow};
 pub use crate::qdisc::droptail::Limit as DropTailLimit;
 pub use crate::trace::TABLE_NAMES;
-pub use build::build;
+pub use build::{build, network_report, LinkReport, NetworkReport};
 pub use estimate::{estimate, Estimate};
 pub use stepper::{FlowInterval, Stepper};
 pub use world::{FlowState, ParamUpdate, World};

@@ -17,6 +17,7 @@
 //! [`Topology`]: crate::net::topology::Topology
 
 mod deadline;
+mod describe;
 mod endpoints;
 mod links;
 mod markers;
@@ -24,6 +25,8 @@ mod network;
 mod schedule;
 mod sources;
 mod topology;
+
+pub use describe::{network_report, LinkReport, NetworkReport};
 
 use super::world::World;
 use crate::engine::{Event, Scheduler};

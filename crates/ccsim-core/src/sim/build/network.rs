@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use super::topology::{ample_queue, check_udp_rate, LinkPlan, LinkRole, NetworkPlan};
 use crate::engine::rng::{stream, StreamKind};
 use crate::net::topology::{NodeId, Topology};
-use crate::scenario::{Endpoints, LinkSpec, Network, Scenario, ScenarioError};
+use crate::scenario::{
+    Endpoints, HopSpec, LeafSpineSpec, LinkSpec, Network, Scenario, ScenarioError,
+};
 
 /// Default access-link rate as a multiple of the network's fastest link.
 const ACCESS_RATE_FACTOR: u64 = 10;
@@ -45,7 +47,51 @@ fn expand(net: &Network) -> (Option<Vec<String>>, Vec<LinkSpec>) {
             }
             (Some(nodes), links)
         }
+        Network::LeafSpine(f) => leaf_spine(f),
     }
+}
+
+/// A leaf-spine fabric's nodes and links: every host joined to its leaf, every leaf to
+/// every spine, each both ways with the same rate, delay and queue (one discipline per
+/// switch port, as the fabric's switches queue at every egress port; the hosts' NIC
+/// queues are theirs too: `host<k>-leaf<i>` is the host's uplink).
+fn leaf_spine(f: &LeafSpineSpec) -> (Option<Vec<String>>, Vec<LinkSpec>) {
+    let hosts = f.leaves * f.hosts_per_leaf;
+    let mut nodes: Vec<String> = (0..hosts).map(|k| format!("host{k}")).collect();
+    nodes.extend((0..f.leaves).map(|i| format!("leaf{i}")));
+    nodes.extend((0..f.spines).map(|j| format!("spine{j}")));
+    let fabric_links = 2 * f.leaves as usize * f.spines as usize;
+    let mut links = Vec::with_capacity(2 * hosts as usize + fabric_links);
+    let link = |from: String, to: String, hop: &HopSpec, key: &str| LinkSpec {
+        name: format!("{from}-{to}"),
+        from,
+        to,
+        rate: hop.rate,
+        delay: hop.delay,
+        queue: hop.queue.clone(),
+        shaper: None,
+        both_ways: false,
+        loss: None,
+        key_path: format!("network.{key}"),
+    };
+    for k in 0..hosts {
+        let (host, leaf) = (format!("host{k}"), format!("leaf{}", k / f.hosts_per_leaf));
+        links.push(link(host.clone(), leaf.clone(), &f.host_link, "host_link"));
+        links.push(link(leaf, host, &f.host_link, "host_link"));
+    }
+    for i in 0..f.leaves {
+        for j in 0..f.spines {
+            let (leaf, spine) = (format!("leaf{i}"), format!("spine{j}"));
+            links.push(link(
+                leaf.clone(),
+                spine.clone(),
+                &f.fabric_link,
+                "fabric_link",
+            ));
+            links.push(link(spine, leaf, &f.fabric_link, "fabric_link"));
+        }
+    }
+    (Some(nodes), links)
 }
 
 /// The network's plan: its own links first (all reported), then the flows' hosts.
@@ -93,8 +139,12 @@ pub(super) fn network(sc: &Scenario, net: &Network) -> Result<NetworkPlan, Scena
         }
     }
     plan.reported = (0..plan.links.len() as u32).collect();
-    let ecmp = matches!(net, Network::Graph { ecmp: true, .. });
-    add_flows(sc, plan, &node_of, ecmp)
+    let (ecmp, ecmp_strict) = match net {
+        Network::Graph { ecmp, .. } => (*ecmp, *ecmp),
+        Network::ParkingLot { .. } => (false, false),
+        Network::LeafSpine(f) => (f.ecmp, f.ecmp_given),
+    };
+    add_flows(sc, plan, &node_of, ecmp, ecmp_strict)
 }
 
 fn link_plan(l: &LinkSpec, name: String) -> LinkPlan {
@@ -127,6 +177,7 @@ fn add_flows(
     mut plan: NetworkPlan,
     node_of: &HashMap<String, NodeId>,
     ecmp: bool,
+    ecmp_strict: bool,
 ) -> Result<NetworkPlan, ScenarioError> {
     // Equal-cost routes are searched on the network's own links (hosts hang off it), with
     // each destination's distances searched once and kept.
@@ -136,6 +187,7 @@ fn add_flows(
         hops_to: HashMap::new(),
         branched: false,
     });
+    let core = own_network(&plan);
     let mut fid = 0u64;
     let fastest = plan.links.iter().map(|l| l.rate_bps).max().unwrap_or(0);
     let default_access = fastest.saturating_mul(ACCESS_RATE_FACTOR);
@@ -163,7 +215,7 @@ fn add_flows(
         let e = endpoints
             .as_ref()
             .expect("a [network] group names its hosts");
-        let route = group_route(&plan, node_of, e, &prefix)?;
+        let route = group_route(&core, node_of, e, &prefix)?;
         let access_bps = access.map_or(default_access, |r| r.bps);
         if let Some(gi) = prefix.strip_prefix("udp[") {
             let gi: usize = gi.trim_end_matches(']').parse().expect("udp index");
@@ -188,7 +240,7 @@ fn add_flows(
             );
         }
     }
-    if multipath.is_some_and(|m| !m.branched) {
+    if ecmp_strict && multipath.is_some_and(|m| !m.branched) {
         return Err(ScenarioError::new(
             "network.ecmp",
             "no flow has two equal-cost routes to choose from (give ecmp = false, or links \
@@ -196,6 +248,17 @@ fn add_flows(
         ));
     }
     Ok(plan)
+}
+
+/// The network's own nodes and links, before any host: what groups' routes are searched
+/// on (a search on the whole plan would visit every host added so far, quadratic in
+/// groups: 10 000 one-flow groups took 1.5 s).
+fn own_network(plan: &NetworkPlan) -> NetworkPlan {
+    NetworkPlan {
+        topo: plan.topo.clone(),
+        links: plan.links.clone(),
+        ..NetworkPlan::default()
+    }
 }
 
 /// What a flow's base RTT asks beyond its route's propagation delay there and back (its
