@@ -58,16 +58,48 @@ pub struct Link {
     pub pcap_iface: u32,
     /// Random loss on the wire, if the scenario gives the link one.
     pub loss: Option<crate::net::link_model::LinkLoss>,
+    /// The packet on the transmitter, as a rate change re-times it.
+    pub service: InService,
 }
+
+/// The packet on the transmitter, kept so that a rate change can re-time it as a real
+/// link would: the bits already sent at the old rate count, the rest go at the new one,
+/// and at zero rate (an outage) it waits. Without this the packet kept the serialisation
+/// time of the rate it started at (seconds, after a step down to a low rate).
+#[derive(Debug, Default)]
+pub struct InService {
+    /// The packet, or [`NO_PACKET`] when it was lost on the wire (it still occupies the
+    /// transmitter, but no delay-line entry follows its end).
+    pub id: PacketId,
+    /// Since when the rate now in force has been sending it, and how many bits were
+    /// left to send then.
+    pub since_ns: u64,
+    pub bits_left: u64,
+    /// Its delay-line entry while an outage holds it (out of the line: its arrival time
+    /// is unknown until the link comes back).
+    pub held: Option<LineEntry>,
+    /// Times of transmit-done events that a re-timing superseded: ignored when they fire.
+    pub stale_tx_done_ns: Vec<u64>,
+}
+
+/// No packet: the one on the transmitter was lost on the wire.
+pub const NO_PACKET: PacketId = PacketId::MAX;
+
+/// The transmitter's end time while an outage holds its packet.
+pub const HELD_NS: u64 = u64::MAX;
 
 /// A link whose packets are not captured.
 pub const NO_PCAP: u32 = u32::MAX;
 
 impl Link {
-    /// Nothing on the wire, nothing pending: a packet arriving `now` can start at once.
+    /// Nothing on the wire, nothing pending, not in an outage: a packet arriving `now`
+    /// can start at once.
     #[inline]
     pub fn is_idle(&self, now: u64) -> bool {
-        !self.tx_pending && self.in_flight.is_none() && now >= self.busy_until_ns
+        !self.tx_pending
+            && self.in_flight.is_none()
+            && now >= self.busy_until_ns
+            && self.rate_bps > 0
     }
 
     /// Bytes this link has serialised by `now_ns`. A departure is booked whole when its
