@@ -181,3 +181,71 @@ fn a_zero_rate_is_accepted_in_rate_changes_and_a_negative_one_is_refused() {
     .unwrap_err();
     assert_eq!(err.path, "bottleneck.rate", "{err}");
 }
+
+fn f64s<'a>(t: &'a Table, c: &str) -> &'a [f64] {
+    match t.column(c) {
+        Some(Column::F64(v)) => v,
+        other => panic!("{c}: {other:?}"),
+    }
+}
+
+#[test]
+fn utilisation_is_against_the_capacity_offered_through_an_outage() {
+    // 4 Mbit/s of CBR over 10 s into a 10 Mbit/s link that is out from 5 s to 7 s: the
+    // link offers 8 s x 10 Mbit/s = 80 Mbit and carries the 40 Mbit the source sends
+    // (every packet eventually goes: the backlog drains by 8.5 s). Utilisation 0.5;
+    // against the final rate over the whole window it would read 0.4.
+    let out = run(r#"
+duration = "10s"
+measure = { start = "0s" }
+stats_interval = "100ms"
+[bottleneck]
+rate = "10Mbps"
+queue = { kind = "droptail", limit = "5000p" }
+rate_changes = [{ at = "5s", rate = "0Mbps" }, { at = "7s", rate = "10Mbps" }]
+[[udp]]
+rate = "4Mbps"
+rtt = "20ms"
+"#);
+    let u = out.summary.bottleneck.utilisation;
+    assert!((u - 0.5).abs() < 0.005, "utilisation {u}");
+    // Every tick of the outage offered nothing: its utilisation is 0, not NaN or inf.
+    let q = table(&out, "queue_series");
+    let ticks = f64s(q, "utilisation");
+    assert!(ticks.iter().all(|&x| (0.0..=1.0).contains(&x)), "{ticks:?}");
+    assert_eq!(ticks[60], 0.0, "in the outage");
+}
+
+#[test]
+fn a_saturated_link_whose_rate_keeps_changing_is_fully_utilised_never_above_one() {
+    // The issue's trace-as-rate_changes case: the rate steps every 10 ms between 20 and
+    // 2 Mbit/s, with outages, under a 30 Mbit/s CBR flood: the link is never idle, so the
+    // carried bits equal the offered bits (less the last packet's unsent part at the
+    // window's edges). Against the final rate it read 2.44.
+    let mut steps = Vec::new();
+    for k in 1..1000 {
+        let rate = ["20Mbps", "2Mbps", "0Mbps", "7Mbps"][k % 4];
+        steps.push(format!("{{ at = \"{}ms\", rate = \"{rate}\" }}", k * 10));
+    }
+    let out = run(&format!(
+        r#"
+duration = "10s"
+measure = {{ start = "1s" }}
+stats_interval = "100ms"
+[bottleneck]
+rate = "20Mbps"
+queue = {{ kind = "droptail", limit = "2000p" }}
+rate_changes = [{}]
+[[udp]]
+rate = "30Mbps"
+rtt = "20ms"
+"#,
+        steps.join(", ")
+    ));
+    let u = out.summary.bottleneck.utilisation;
+    assert!(u <= 1.0 && u > 0.999, "utilisation {u}");
+    let ticks = f64s(table(&out, "queue_series"), "utilisation");
+    // (The first tick includes the wait for the first packet.)
+    assert!(ticks.iter().all(|&x| x <= 1.0), "{ticks:?}");
+    assert!(ticks[1..].iter().all(|&x| x > 0.99), "{ticks:?}");
+}

@@ -160,7 +160,11 @@ impl Link {
     /// [`change_rate`]). The queue hears it too (CSAQM's capacity, RED's idle clock),
     /// except a zero rate: an outage leaves the discipline's idea of the link's rate as
     /// it was (RED's idle clock divides by it; CSAQM's capacity would read zero).
-    pub fn set_rate(&mut self, rate_bps: u64) {
+    pub fn set_rate(&mut self, now_ns: u64, rate_bps: u64) {
+        let o = &mut self.offered;
+        o.offered_bits_e9 += (now_ns - o.since_ns) as u128 * self.rate_bps as u128;
+        o.since_ns = now_ns;
+        o.rate_changed = true;
         self.rate_bps = rate_bps;
         if rate_bps > 0 {
             self.qdisc.link_rate_changed(rate_bps);
@@ -180,15 +184,6 @@ impl Link {
             None => false,
         }
     }
-
-    /// Bits of the packet on the transmitter still to send at `now_ns` (sent at the rate
-    /// in force since `service.since_ns`; whole bits, rounded down, so that the end
-    /// computed from them is never early).
-    fn unsent_bits(&self, now_ns: u64) -> u64 {
-        let s = &self.service;
-        let sent = (now_ns - s.since_ns) as u128 * self.rate_bps as u128 / NS_PER_SEC as u128;
-        s.bits_left.saturating_sub(sent as u64)
-    }
 }
 
 /// Link `l`'s rate becomes `rate_bps` now (a scheduled change; zero is an outage). The
@@ -201,9 +196,13 @@ pub fn change_rate<E: LinkEnv>(env: &mut E, l: LinkId, rate_bps: u64) {
     let was_out = io.link.rate_bps == 0;
     if now < io.link.busy_until_ns {
         retime_in_service(&mut io, l, rate_bps);
+    } else {
+        // Nothing on the transmitter: nothing left unsent at the new rate either.
+        io.link.service.since_ns = now;
+        io.link.service.unsent_bits_e9 = 0;
     }
     let link = io.link;
-    link.set_rate(rate_bps);
+    link.set_rate(now, rate_bps);
     if was_out && link.is_idle(now) && link.qdisc.len_packets() > 0 {
         start_tx(env, l);
     }
@@ -214,14 +213,14 @@ pub fn change_rate<E: LinkEnv>(env: &mut E, l: LinkId, rate_bps: u64) {
 fn retime_in_service(io: &mut LinkIo<'_>, l: LinkId, rate_bps: u64) {
     let now = io.now_ns;
     let link = &mut *io.link;
-    let bits_left = link.unsent_bits(now);
+    let unsent = link.unsent_bits_e9(now);
     let old_end = link.busy_until_ns;
     let new_end = match rate_bps {
         0 => HELD_NS,
-        r => now + (bits_left as u128 * NS_PER_SEC as u128).div_ceil(r as u128) as u64,
+        r => now + unsent.div_ceil(r as u128) as u64,
     };
     link.service.since_ns = now;
-    link.service.bits_left = bits_left;
+    link.service.unsent_bits_e9 = unsent;
     link.busy_until_ns = new_end;
     // While the packet is on the transmitter, a transmit-done event is due at its end
     // exactly when one is pending (another packet waits) or the link has no delay line.
@@ -355,7 +354,7 @@ fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: boo
     link.busy_until_ns = tx_end;
     link.service.id = id;
     link.service.since_ns = now;
-    link.service.bits_left = size as u64 * 8;
+    link.service.unsent_bits_e9 = size as u128 * 8 * NS_PER_SEC as u128;
     if link.pcap_iface != super::link::NO_PCAP {
         env.on_capture(l, id);
     }

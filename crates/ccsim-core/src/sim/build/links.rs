@@ -55,6 +55,7 @@ pub(super) fn build_links(
                 .as_ref()
                 .map(|spec| LinkLoss::new(spec, sc.seed, i as u64)),
             service: Default::default(),
+            offered: Default::default(),
         });
     }
     attach_pcap(sc, &mut links)?;
