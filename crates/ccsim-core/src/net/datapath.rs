@@ -11,10 +11,10 @@
 //! and hands to its recorders. The env is a type parameter: the per-packet path
 //! dispatches statically, with no virtual call.
 
-use super::link::{DelayLine, LineEntry, Link, LinkId};
+use super::link::{DelayLine, LineEntry, Link, LinkId, HELD_NS, NO_PACKET};
 use super::packet::{PacketId, PacketPool};
 use super::route::Routes;
-use crate::engine::{serialisation_ns, Event, Scheduler, TimerFire};
+use crate::engine::{serialisation_ns, Event, Scheduler, TimerFire, NS_PER_SEC};
 use crate::qdisc::{Qdisc, QdiscCtx, QueueDisc};
 
 /// The parts of the world a link's datapath works on, borrowed together: the link, the
@@ -104,7 +104,11 @@ pub fn enqueue<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId) {
 /// the far end.
 #[inline]
 pub fn on_tx_done<E: LinkEnv>(env: &mut E, l: LinkId) -> Option<LineEntry> {
-    let link = env.link_io(l).link;
+    let io = env.link_io(l);
+    let link = io.link;
+    if !link.service.stale_tx_done_ns.is_empty() && link.take_stale_tx_done(io.now_ns) {
+        return None; // superseded by a re-timing
+    }
     let arrived = link.in_flight.take();
     if link.tx_pending {
         link.tx_pending = false;
@@ -152,11 +156,107 @@ impl Link {
         }
     }
 
-    /// A new rate from now; the packet being serialised keeps its time. The queue hears
-    /// it too (CSAQM's capacity, RED's idle clock).
-    pub fn set_rate(&mut self, rate_bps: u64) {
+    /// A new rate from now (the packet on the transmitter is re-timed by
+    /// [`change_rate`]). The queue hears it too (CSAQM's capacity, RED's idle clock),
+    /// except a zero rate: an outage leaves the discipline's idea of the link's rate as
+    /// it was (RED's idle clock divides by it; CSAQM's capacity would read zero).
+    pub fn set_rate(&mut self, now_ns: u64, rate_bps: u64) {
+        let o = &mut self.offered;
+        o.offered_bits_e9 += (now_ns - o.since_ns) as u128 * self.rate_bps as u128;
+        o.since_ns = now_ns;
+        o.rate_changed = true;
         self.rate_bps = rate_bps;
-        self.qdisc.link_rate_changed(rate_bps);
+        if rate_bps > 0 {
+            self.qdisc.link_rate_changed(rate_bps);
+        }
+    }
+
+    /// Whether a transmit-done event firing at `now_ns` was superseded by a re-timing
+    /// (and forget it: each stale time stands for one event).
+    #[cold]
+    fn take_stale_tx_done(&mut self, now_ns: u64) -> bool {
+        let stale = &mut self.service.stale_tx_done_ns;
+        match stale.iter().position(|&t| t == now_ns) {
+            Some(i) => {
+                stale.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Link `l`'s rate becomes `rate_bps` now (a scheduled change; zero is an outage). The
+/// packet on the transmitter is re-timed: the bits it has sent count, the rest go at the
+/// new rate, or wait while the rate is zero. A link coming back from an outage starts its
+/// queue.
+pub fn change_rate<E: LinkEnv>(env: &mut E, l: LinkId, rate_bps: u64) {
+    let mut io = env.link_io(l);
+    let now = io.now_ns;
+    let was_out = io.link.rate_bps == 0;
+    if now < io.link.busy_until_ns {
+        retime_in_service(&mut io, l, rate_bps);
+    } else {
+        // Nothing on the transmitter: nothing left unsent at the new rate either.
+        io.link.service.since_ns = now;
+        io.link.service.unsent_bits_e9 = 0;
+    }
+    let link = io.link;
+    link.set_rate(now, rate_bps);
+    if was_out && link.is_idle(now) && link.qdisc.len_packets() > 0 {
+        start_tx(env, l);
+    }
+}
+
+/// Re-time the packet on link `io.link`'s transmitter for the new rate: its end, the
+/// transmit-done event that follows it (if one is due), and its arrival at the far end.
+fn retime_in_service(io: &mut LinkIo<'_>, l: LinkId, rate_bps: u64) {
+    let now = io.now_ns;
+    let link = &mut *io.link;
+    let unsent = link.unsent_bits_e9(now);
+    let old_end = link.busy_until_ns;
+    let new_end = match rate_bps {
+        0 => HELD_NS,
+        r => now + unsent.div_ceil(r as u128) as u64,
+    };
+    link.service.since_ns = now;
+    link.service.unsent_bits_e9 = unsent;
+    link.busy_until_ns = new_end;
+    // While the packet is on the transmitter, a transmit-done event is due at its end
+    // exactly when one is pending (another packet waits) or the link has no delay line.
+    let event_due = link.tx_pending || link.in_flight.is_some();
+    if event_due && old_end != HELD_NS {
+        link.service.stale_tx_done_ns.push(old_end);
+    }
+    if event_due && new_end != HELD_NS {
+        io.sched.at(new_end, Event::LinkTxDone(l));
+    }
+    if let Some(e) = link.in_flight.as_mut() {
+        e.arrive_ns = new_end; // HELD_NS while held: delivered by the next event only
+        return;
+    }
+    if link.service.id == NO_PACKET {
+        return; // lost on the wire: nothing propagates
+    }
+    let line = &mut io.lines[link.line as usize];
+    let entry = match link.service.held.take() {
+        Some(e) => Some(e),
+        None => line
+            .queue
+            .iter()
+            .rposition(|e| e.id == link.service.id && e.arrive_ns == old_end + link.delay_ns)
+            .and_then(|i| line.queue.remove(i)),
+    };
+    let Some(mut entry) = entry else { return };
+    if new_end == HELD_NS {
+        link.service.held = Some(entry);
+        return;
+    }
+    entry.arrive_ns = new_end + link.delay_ns;
+    let arrive = entry.arrive_ns;
+    if line.push(entry) && line.event_at.is_none_or(|t| arrive < t) {
+        line.event_at = Some(arrive);
+        io.sched.at(arrive, Event::LineArrive(link.line));
     }
 }
 
@@ -195,16 +295,26 @@ fn wake_transmitter<E: LinkEnv>(env: &mut E, l: LinkId) {
         // (possibly now, not yet run); it delivers that packet and starts this one.
         link.tx_pending = true;
     } else if io.now_ns >= link.busy_until_ns {
-        start_tx(env, l);
+        // In an outage the queue waits: `change_rate` starts it when the link is back.
+        if link.rate_bps > 0 {
+            start_tx(env, l);
+        }
     } else {
         link.tx_pending = true;
-        io.sched.at(link.busy_until_ns, Event::LinkTxDone(l));
+        // An outage holds the packet on the transmitter: `change_rate` schedules the
+        // event when the link is back.
+        if link.busy_until_ns != HELD_NS {
+            io.sched.at(link.busy_until_ns, Event::LinkTxDone(l));
+        }
     }
 }
 
 fn start_tx<E: LinkEnv>(env: &mut E, l: LinkId) {
     let mut io = env.link_io(l);
     let now = io.now_ns;
+    if io.link.rate_bps == 0 {
+        return; // an outage (a shaper's timer fired in it): `change_rate` restarts
+    }
     let wants_timer = io.link.qdisc_uses_timer;
     let (qdisc, mut ctx) = io.qdisc();
     let next = qdisc.dequeue(&mut ctx);
@@ -242,6 +352,9 @@ fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: boo
     link.stats.on_departure(sojourn_ns, size, io.in_window);
     let tx_end = now + serialisation_ns(size, link.rate_bps);
     link.busy_until_ns = tx_end;
+    link.service.id = id;
+    link.service.since_ns = now;
+    link.service.unsent_bits_e9 = size as u128 * 8 * NS_PER_SEC as u128;
     if link.pcap_iface != super::link::NO_PCAP {
         env.on_capture(l, id);
     }
@@ -267,6 +380,7 @@ fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: boo
     // the link's departures and utilisation) and is lost on the wire.
     if link.loss.as_mut().is_some_and(|m| m.lose()) {
         link.stats.losses += 1;
+        link.service.id = NO_PACKET;
         env.on_wire_loss(l, id);
         return;
     }

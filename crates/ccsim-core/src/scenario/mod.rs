@@ -197,7 +197,8 @@ pub struct DeadlineSpec {
     pub retune: bool,
 }
 
-/// A step of the bottleneck rate at a given time (`bottleneck.rate_changes`).
+/// A step of the bottleneck rate at a given time (`bottleneck.rate_changes`); a zero
+/// rate is an outage.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateChange {
     pub at: SimDuration,
@@ -815,7 +816,7 @@ fn resolve_bottleneck(
         check_at(&c.at, duration, &path)?;
         rate_changes.push(RateChange {
             at: c.at.value,
-            rate: c.rate.value,
+            rate: c.rate.value.0,
         });
     }
     rate_changes.sort_by_key(|c| c.at);

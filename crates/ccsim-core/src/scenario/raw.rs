@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::dist::RawDist;
 use super::lit::{mismatch, Given, Leaf, Lit};
-use super::units::{ByteSize, DataRate, SimDuration};
+use super::units::{ByteSize, DataRate, SimDuration, StepRate};
 use super::{AlgoSpec, Direction, ParamValue, QdiscStateMode, RecoveryExit, UdpPattern};
 
 /// An integer in `MIN..=MAX`. A `MAX` of `u32::MAX` or `u64::MAX` is reported as
@@ -539,7 +539,8 @@ pub(super) struct RawBottleneck {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRateChange {
     pub at: Given<SimDuration>,
-    pub rate: Given<DataRate>,
+    /// Zero is an outage.
+    pub rate: Given<StepRate>,
 }
 
 /// `bottleneck.shaper = { sustained = "5Mbps", peak = "20Mbps", burst = "10MB" }`.

@@ -176,6 +176,24 @@ impl DataRate {
         }
     }
 }
+/// A step of a link's rate (`rate_changes`): zero is allowed there and means an outage
+/// (the link holds its packets until a later step brings it back).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepRate(pub DataRate);
+
+const STEP_RATE_EXPECTED: &str = "a rate like \"10Mbps\" (\"0Mbps\" for an outage)";
+
+impl StepRate {
+    /// Parse as [`DataRate::parse`], zero included.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match parse_scaled(s, STEP_RATE_EXPECTED, rate_unit)? {
+            bps if bps > MAX_RATE_BPS => {
+                Err(format!("expected a rate of at most 100Tbps, got {s:?}"))
+            }
+            bps => Ok(StepRate(DataRate { bps })),
+        }
+    }
+}
 impl SimDuration {
     /// Parse a duration: `ns`, `us` (or `µs`), `ms`, `s`, `min`; decimals allowed
     /// (`"0.25ms"`), rounded to whole nanoseconds. Zero is accepted (callers decide);
@@ -271,6 +289,7 @@ macro_rules! unit_leaf {
 }
 
 unit_leaf!(DataRate, RATE_EXPECTED);
+unit_leaf!(StepRate, STEP_RATE_EXPECTED);
 unit_leaf!(SimDuration, DURATION_EXPECTED);
 unit_leaf!(ByteSize, SIZE_EXPECTED);
 unit_leaf!(QueueLimit, LIMIT_EXPECTED);

@@ -297,7 +297,7 @@ impl World {
                 }
             }
             ChangeAction::LinkRate { link, rate_bps } => {
-                self.links[link as usize].set_rate(rate_bps);
+                datapath::change_rate(self, link, rate_bps);
             }
         }
     }

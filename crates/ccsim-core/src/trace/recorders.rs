@@ -13,7 +13,7 @@
 //! path pays one compare and one branch, never a virtual call.
 
 use crate::flow::{FlowBytes, FlowCounters, TcpFlow};
-use crate::net::link::{DelayLine, Link};
+use crate::net::link::{CapacityMeter, DelayLine, Link};
 use crate::net::packet::{PacketId, PacketPool};
 use crate::qdisc::{Qdisc, QueueDisc};
 use crate::scenario::{QdiscStateMode, Scenario};
@@ -137,6 +137,8 @@ pub(crate) struct TickState {
     /// Bytes the watched queue had departed and serialised.
     pub(crate) departed: u64,
     pub(crate) serialised: f64,
+    /// The watched link's carried and offered capacity.
+    pub(crate) meter: CapacityMeter,
 }
 
 /// Each reported link's queue counters and bytes serialised at one moment.
@@ -153,6 +155,9 @@ pub(crate) struct WindowState {
     pub(crate) counts: (Vec<[u64; 6]>, Vec<[u64; 6]>),
     /// Each reported link's queue counters and bytes serialised.
     pub(crate) links: (LinkCounters, LinkCounters),
+    /// The watched link's and each reported link's capacity meters.
+    pub(crate) meters: (CapacityMeter, CapacityMeter),
+    pub(crate) link_meters: (Vec<CapacityMeter>, Vec<CapacityMeter>),
 }
 
 /// The bulk TCP flows, the last one's start, and their bytes delivered at the first
@@ -378,6 +383,8 @@ impl Recorders {
         self.window.serialised.0 = link.bytes_serialised(v.now_ns);
         self.window.counts.0 = v.flow_counts();
         self.window.links.0 = self.link_snapshots(v);
+        self.window.meters.0 = link.capacity_meter(v.now_ns);
+        self.window.link_meters.0 = self.link_meters(v);
     }
 
     /// The measurement window closes.
@@ -388,6 +395,14 @@ impl Recorders {
         self.window.serialised.1 = link.bytes_serialised(v.now_ns);
         self.window.counts.1 = v.flow_counts();
         self.window.links.1 = self.link_snapshots(v);
+        self.window.meters.1 = link.capacity_meter(v.now_ns);
+        self.window.link_meters.1 = self.link_meters(v);
+    }
+
+    /// The reported links' capacity meters now.
+    fn link_meters(&self, v: &View) -> Vec<CapacityMeter> {
+        let meter = |&l: &u32| v.links[l as usize].capacity_meter(v.now_ns);
+        self.reported.iter().map(meter).collect()
     }
 
     /// `(protocol, group)` of flow `i`.

@@ -169,6 +169,7 @@ impl Recorders {
         let now = v.now_ns;
         let link = &v.links[self.queue_link as usize];
         let serialised = link.bytes_serialised(now);
+        let meter = link.capacity_meter(now);
         if let Some(tr) = self.qdisc_state.as_mut() {
             link.qdisc.state(now, &mut tr.buf);
             tr.commit(now);
@@ -190,8 +191,9 @@ impl Recorders {
         s.q_sojourn_max.push(ms(st.iv_sojourn_max_ns));
         s.q_sojourn_min.push(ms(st.iv_sojourn_min_ns));
         s.q_departed_bytes.push(departed);
+        let meters = (self.tick.meter, meter);
         s.q_utilisation
-            .push((serialised - self.tick.serialised) * 8.0 / (link.rate_bps as f64 * iv_s));
+            .push(link.utilisation(serialised - self.tick.serialised, iv_s, meters));
         s.q_arrivals.push(snap.arrivals - self.tick.queue.arrivals);
         s.q_drops.push(snap.drops - self.tick.queue.drops);
         s.q_marks.push(snap.marks - self.tick.queue.marks);
@@ -199,5 +201,6 @@ impl Recorders {
         self.tick.queue = snap;
         self.tick.departed = snap.bytes_departed;
         self.tick.serialised = serialised;
+        self.tick.meter = meter;
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::cc::{self};
 use crate::engine::NS_PER_SEC;
-use crate::net::link::Link;
+use crate::net::link::{CapacityMeter, Link};
 use crate::qdisc::QueueDisc;
 use crate::results::{
     Column, FctStats, FctSummary, FlowSummary, GroupSummary, QueueSummary, RunOutput, Summary,
@@ -105,7 +105,8 @@ impl Recorders {
         }
         let bl = &v.links[self.queue_link as usize];
         let (s0, s1) = self.window.serialised;
-        let bottleneck = queue_summary(bl, self.window.queue, (s0, s1), window_s);
+        let m = self.window.meters;
+        let bottleneck = queue_summary(bl, self.window.queue, (s0, s1), window_s, m);
         let utilisation = bottleneck.utilisation;
         let hist = bl
             .stats
@@ -118,7 +119,8 @@ impl Recorders {
                 .enumerate()
                 .map(|(k, &l)| {
                     let ((q0, s0), (q1, s1)) = (self.window.links.0[k], self.window.links.1[k]);
-                    queue_summary(&v.links[l as usize], (q0, q1), (s0, s1), window_s)
+                    let m = (self.window.link_meters.0[k], self.window.link_meters.1[k]);
+                    queue_summary(&v.links[l as usize], (q0, q1), (s0, s1), window_s, m)
                 })
                 .collect()
         });
@@ -592,12 +594,13 @@ fn queue_summary(
     (q0, q1): (QueueSnapshot, QueueSnapshot),
     (s0, s1): (f64, f64),
     window_s: f64,
+    meters: (CapacityMeter, CapacityMeter),
 ) -> QueueSummary {
     let arrivals = q1.arrivals - q0.arrivals;
     let drops = q1.drops - q0.drops;
     let losses = link.loss.is_some().then_some(q1.losses - q0.losses);
     let marks = q1.marks - q0.marks;
-    let utilisation = (s1 - s0) * 8.0 / (link.rate_bps as f64 * window_s);
+    let utilisation = link.utilisation(s1 - s0, window_s, meters);
     let pct = |q: f64| match link.stats.hist.as_ref() {
         Some(hist) if !hist.is_empty() => hist.value_at_quantile(q) as f64 / 1e6,
         _ => f64::NAN,

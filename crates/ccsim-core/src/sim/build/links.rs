@@ -54,6 +54,8 @@ pub(super) fn build_links(
                 .loss
                 .as_ref()
                 .map(|spec| LinkLoss::new(spec, sc.seed, i as u64)),
+            service: Default::default(),
+            offered: Default::default(),
         });
     }
     attach_pcap(sc, &mut links)?;

@@ -40,6 +40,11 @@ pub(super) fn changes(sc: &Scenario, world: &mut World) -> Result<(), ScenarioEr
         }
         first += g.count;
     }
+    // A link whose rate will change measures utilisation against the capacity offered
+    // from the start (its every interval, before the first change too).
+    if !sc.bottleneck.rate_changes.is_empty() {
+        world.links[world.bottleneck as usize].offered.rate_changed = true;
+    }
     for rc in &sc.bottleneck.rate_changes {
         let action = ChangeAction::LinkRate {
             link: world.bottleneck,
