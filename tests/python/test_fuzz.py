@@ -1,7 +1,6 @@
 """The scenario fuzzer's CI mode (issue 33): a few hundred seeded mutants of small valid
 scenarios, in-process. Each is refused with one line (``ScenarioError``, no newline) or
-runs with utilisation <= 1 (exactly under rate changes; a constant-rate link's float
-formula within 1e-12, issue 31) and exact
+runs with utilisation <= 1 (exactly: carried over offered bits, issue 31) and exact
 packet conservation; nothing else escapes. The long mode, in subprocesses under
 ``ulimit -v``, is ``python bench/fuzz.py``."""
 
