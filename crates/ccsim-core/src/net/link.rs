@@ -58,6 +58,9 @@ pub struct Link {
     pub pcap_iface: u32,
     /// Random loss on the wire, if the scenario gives the link one.
     pub loss: Option<crate::net::link_model::LinkLoss>,
+    /// Delay jitter, if the scenario gives the link one: its packets propagate through a
+    /// delay line of the link's own, even with no propagation delay.
+    pub jitter: Option<crate::net::link_model::LinkJitter>,
 }
 
 /// A link whose packets are not captured.
