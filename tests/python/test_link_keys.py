@@ -75,6 +75,11 @@ def test_set_jitter_reorders_and_reorder_false_keeps_order(tmp_path: Path) -> No
     assert ordered_flow["retransmits"] == 0
     # The extra delay is there all the same.
     assert ordered_flow["fct_s"] > plain["fct_s"]
+    # On the ACKs' link: order kept, the ACKs come later, nothing is retransmitted.
+    acks = 'bottleneck.reverse_jitter={ dist = { uniform = ["0ms", "5ms"] }, reorder = false }'
+    late_acks = _run(tmp_path, DUMBBELL, acks, name="acks")["flows"][0]
+    assert late_acks["retransmits"] == 0
+    assert late_acks["fct_s"] > plain["fct_s"]
     assert ordered["overrides"] == {
         "bottleneck.jitter": {"dist": {"uniform": ["0ms", "5ms"]}},
         "bottleneck.jitter.reorder": False,
