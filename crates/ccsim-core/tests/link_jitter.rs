@@ -269,3 +269,19 @@ rtt = "20ms"
     assert_eq!(arrived(&plain), arrived(&jittered));
     assert_eq!(capture, with_loss(jitter), "same seed, same bytes");
 }
+
+/// netem's `reorder 25%` with `delay 10ms` (gap 1): a quarter of the packets skip the
+/// 10 ms. A delayed packet is overtaken iff one of the next four (sent less than 10 ms
+/// after it, 2 ms apart) skips, so the RFC 4737 reordered fraction is (1 - p)(1 - (1 -
+/// p)^4) = 0.5127 for p = 0.25 (0.4468 at p = 0.2, 0.5468 at p = 0.3).
+#[test]
+fn reorder_probability_reorders_as_netem_reorder_does() {
+    let seqs = cbr(r#"{ dist = "10ms", reorder_probability = 0.25 }"#);
+    let (count, n) = reordered(&seqs);
+    let measured = count as f64 / n as f64;
+    let model = |p: f64| (1.0 - p) * (1.0 - (1.0 - p).powi(4));
+    println!("reordered {measured:.4}, model {:.4}", model(0.25));
+    assert!((measured - model(0.25)).abs() < 0.01, "{measured}");
+    assert!((measured - model(0.25 * 0.9)).abs() > 0.01);
+    assert!((measured - model(0.25 * 1.1)).abs() > 0.01);
+}
