@@ -31,7 +31,10 @@ DEFAULT_KINDS = {"cc": "newreno", "queue": "droptail"}
 MAX_INPUT_BYTES = 16 * 1024 * 1024
 
 KEY_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_SEGMENT = re.compile(rf"({KEY_NAME})((?:\[\d+\])*)")
+#: A step of a key path: a key, or the name of an entry of an array of named tables
+#: (``network.links.a-b.rate``), so hyphens are allowed as in TOML's bare keys.
+_STEP_NAME = r"[A-Za-z_][A-Za-z0-9_-]*"
+_SEGMENT = re.compile(rf"({_STEP_NAME})((?:\[\d+\])*)")
 _INDEX = re.compile(r"\[(\d+)\]")
 
 
@@ -119,6 +122,8 @@ def _set(node: Any, path: KeyPath, i: int, value: Any) -> Any:
         return value
     step = path.steps[i]
     where = format_path(path.steps[:i]) or "the scenario"
+    if isinstance(step, str) and isinstance(node, list) and i > 0:
+        step = _named_entry(node, path, i, where)
     if isinstance(step, int):
         if not isinstance(node, list):
             kind = "missing" if node is None else f"{with_article(node)}, not an array"
@@ -144,6 +149,64 @@ def _set(node: Any, path: KeyPath, i: int, value: Any) -> Any:
     copy = dict(node)
     copy[step] = _set(node.get(step), path, i + 1, value)
     return copy
+
+
+def entry_name(entry: Any) -> str | None:
+    """The name an entry of an array of tables answers to in a key path: its ``name``, or
+    a ``[[network.links]]`` link's default ``<from>-<to>``."""
+    if not isinstance(entry, Mapping):
+        return None
+    if isinstance(entry.get("name"), str):
+        return entry["name"]
+    if isinstance(entry.get("from"), str) and isinstance(entry.get("to"), str):
+        return f"{entry['from']}-{entry['to']}"
+    return None
+
+
+def _named_entry(node: list[Any], path: KeyPath, i: int, where: str) -> int:
+    """The index of the entry of ``node`` named ``path.steps[i]`` (``network.links.ab``,
+    ``flows.bulk``): a key path may address an array of named tables by name."""
+    name = path.steps[i]
+    found = [k for k, entry in enumerate(node) if entry_name(entry) == name]
+    if len(found) == 1:
+        return found[0]
+    names = [n for n in map(entry_name, node) if n is not None]
+    if not names:
+        raise SweepError(
+            f"{path.text}: {where} is an array in the base scenario, not a table "
+            f"(its entries have no names: use an index, {where}[0])"
+        )
+    if found:
+        raise SweepError(
+            f"{path.text}: {len(found)} entries of {where} are named {name!r}; use an index"
+        )
+    hint = ""
+    if isinstance(name, str) and name.endswith("-reverse"):
+        hint = "; a both_ways link's reverse takes the settings of the link it reverses"
+    raise SweepError(
+        f"{path.text}: no entry of {where} is named {name!r} in the base scenario "
+        f"(names: {', '.join(names)}){hint}"
+    )
+
+
+def resolve_names(tree: Any, path: KeyPath) -> KeyPath:
+    """``path`` with every entry named by name given by its index in ``tree``, as the
+    core's error messages write it (``network.links.ab.rate`` is ``network.links[0].rate``
+    when ``ab`` is the first link); unchanged where it does not resolve."""
+    steps: list[str | int] = []
+    node = tree
+    for i, step in enumerate(path.steps):
+        if isinstance(step, str) and isinstance(node, list):
+            try:
+                step = _named_entry(node, path, i, format_path(steps))
+            except SweepError:
+                return path
+        steps.append(step)
+        if isinstance(step, int):
+            node = node[step] if isinstance(node, list) and step < len(node) else None
+        else:
+            node = node.get(step) if isinstance(node, Mapping) else None
+    return KeyPath(format_path(steps), tuple(steps))
 
 
 def apply_overrides(tree: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from ccsim.scenario import (
     SweepError,
     apply_overrides,
     read_input,
+    resolve_names,
     set_path,
     with_article,
 )
@@ -514,8 +515,12 @@ def load_sweep(source: SweepSource) -> Sweep:
 _ERROR = re.compile(r"^(?P<path>[^:\s]+): (?P<message>.*)$", re.S)
 
 
-def _key_error(message: str, axes: Sequence[Axis]) -> str | None:
-    """The key path of an axis that this core error says does not exist, if any."""
+def _key_error(
+    message: str, axes: Sequence[Axis], base: Mapping[str, Any] | None = None
+) -> str | None:
+    """The key path of an axis that this core error says does not exist, if any. An axis
+    that names an array's entry by name (``network.links.ab.rate``) is matched in the
+    index form the core writes (``network.links[0].rate``), resolved in ``base``."""
     m = _ERROR.match(message)
     if m is None:
         return None
@@ -525,13 +530,12 @@ def _key_error(message: str, axes: Sequence[Axis]) -> str | None:
         return None
     text = m.group("message")
     for axis in axes:
-        if not where.is_prefix_of(axis.path):
+        target = axis.path if base is None else resolve_names(base, axis.path)
+        if not where.is_prefix_of(target):
             continue
         if text.startswith(("unknown key", "unknown parameter")):
             return axis.path.text
-        if where != axis.path and (
-            "got a table" in text or text.startswith("unknown distribution")
-        ):
+        if where != target and ("got a table" in text or text.startswith("unknown distribution")):
             return axis.path.text  # a step into a value (a table there reads as a distribution)
     return None
 
@@ -572,7 +576,7 @@ def check_key_paths(
             return
         except _core.ScenarioError as exc:
             errors.add(str(exc))
-            path = _key_error(str(exc), axes)
+            path = _key_error(str(exc), axes, sweep.base)
             if first_bad is None and path is not None:
                 first_bad = f"no such key path {path}: {exc}"
     if first_bad is not None:

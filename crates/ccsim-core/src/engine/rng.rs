@@ -25,6 +25,9 @@ pub enum StreamKind {
     Ecmp = 7,
     /// A link model's draws (`net::link_model`: random loss), one stream per link.
     LinkModel = 8,
+    /// A link's delay jitter (`net::link_model::jitter`), one stream per link, apart from
+    /// its loss model's so that adding one moves none of the other's draws.
+    LinkJitter = 9,
 }
 
 /// SplitMix64's output function: the seed mixer of the streams, also a cheap

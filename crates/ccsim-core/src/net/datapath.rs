@@ -361,7 +361,9 @@ fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: boo
     let io = env.link_io(l);
     let link = io.link;
     let arrive = tx_end + link.delay_ns;
-    let zero_delay = link.delay_ns == 0;
+    // A jittered link propagates through its line even without delay (its packets do
+    // not arrive when their transmission ends).
+    let zero_delay = link.delay_ns == 0 && link.jitter.is_none();
     let queued = if may_be_queued {
         link.qdisc.peek()
     } else {
@@ -384,6 +386,12 @@ fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: boo
         env.on_wire_loss(l, id);
         return;
     }
+    // Delay jitter, the other link model: a per-packet extra delay (lost packets draw
+    // none, from a stream apart from the loss model's).
+    let arrive = match link.jitter.as_mut() {
+        Some(j) => j.arrival_ns(arrive),
+        None => arrive,
+    };
     let next = {
         let p = io.pool.get(id);
         io.routes.next_after(p.route, p.hop, p.flow)

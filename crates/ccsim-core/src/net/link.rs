@@ -62,6 +62,9 @@ pub struct Link {
     pub service: InService,
     /// The capacity offered so far (for utilisation under rate changes and outages).
     pub offered: OfferedCapacity,
+    /// Delay jitter, if the scenario gives the link one: its packets propagate through a
+    /// delay line of the link's own, even with no propagation delay.
+    pub jitter: Option<crate::net::link_model::LinkJitter>,
 }
 
 /// The packet on the transmitter, kept so that a rate change can re-time it as a real

@@ -1,5 +1,7 @@
 //! Link models written on a link (`bottleneck.loss`, `bottleneck.reverse_loss`,
-//! `[[network.links]] loss`): random loss on the wire, after the queue.
+//! `[[network.links]] loss`): random loss on the wire, after the queue; and delay jitter
+//! (`bottleneck.jitter`, `bottleneck.reverse_jitter`, `[[network.links]] jitter`), see
+//! [`resolve_jitter`].
 //!
 //! ```toml
 //! loss = 0.01                                              # Bernoulli, 1 %
@@ -215,4 +217,46 @@ pub(super) fn resolve_raw_loss(
             }
         }
     }
+}
+
+/// A link's delay jitter, validated (see `crate::net::link_model::jitter`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JitterSpec {
+    /// Extra propagation delay per packet, ns; never negative (durations are unsigned,
+    /// the normal distribution is truncated at 0).
+    pub dist: super::Dist,
+    /// Packets may overtake one another (netem's default); false: each packet arrives no
+    /// earlier than the one sent before it on the link.
+    pub reorder: bool,
+    /// netem's `reorder P`: the probability that a packet skips its jitter (and so
+    /// overtakes the packets it still holds). Needs `reorder`.
+    pub reorder_probability: f64,
+}
+
+/// A link's `jitter` key as written, validated (`path`: `bottleneck.jitter`):
+///
+/// ```toml
+/// jitter = { dist = { uniform = ["0ms", "10ms"] } }                  # reorders (netem)
+/// jitter = { dist = { normal = ["5ms", "2ms"] }, reorder = false }   # keeps the order
+/// jitter = { dist = { cdf = [["0ms", 0.5], ["20ms", 1.0]] } }        # empirical
+/// jitter = { dist = "10ms", reorder_probability = 0.25 }             # netem `reorder 25%`
+/// ```
+pub(super) fn resolve_jitter(
+    raw: super::raw::RawJitter,
+    path: &str,
+) -> Result<JitterSpec, ScenarioError> {
+    let dist = raw.dist.resolve(&join(path, "dist"))?;
+    let reorder = raw.reorder.is_none_or(|g| g.value.0);
+    let reorder_probability = raw.reorder_probability.map_or(0.0, |g| g.value.0);
+    if !reorder && reorder_probability > 0.0 {
+        return Err(error(
+            join(path, "reorder_probability"),
+            "reorders packets, which reorder = false forbids: give one or the other",
+        ));
+    }
+    Ok(JitterSpec {
+        dist,
+        reorder,
+        reorder_probability,
+    })
 }

@@ -20,7 +20,7 @@ use crate::engine::rng::{stream, SimRng, StreamKind};
 use units::fmt_duration;
 
 pub use dist::Dist;
-pub use link_model::LossSpec;
+pub use link_model::{JitterSpec, LossSpec};
 pub use network::{Endpoints, HopSpec, LeafSpineSpec, LinkSpec, Network};
 pub use units::{ByteSize, DataRate, QueueLimit, SimDuration};
 
@@ -138,6 +138,9 @@ pub struct Bottleneck {
     /// queue (`reverse_loss`); see [`link_model`].
     pub loss: Option<LossSpec>,
     pub reverse_loss: Option<LossSpec>,
+    /// Delay jitter on the forward link (`jitter`) and the reverse (`reverse_jitter`).
+    pub jitter: Option<JitterSpec>,
+    pub reverse_jitter: Option<JitterSpec>,
 }
 
 /// Which way a group's data crosses the bottleneck.
@@ -846,6 +849,14 @@ fn resolve_bottleneck(
         reverse_loss: b
             .reverse_loss
             .map(|l| link_model::resolve_raw_loss(l, "bottleneck.reverse_loss"))
+            .transpose()?,
+        jitter: b
+            .jitter
+            .map(|Table(j)| link_model::resolve_jitter(j, "bottleneck.jitter"))
+            .transpose()?,
+        reverse_jitter: b
+            .reverse_jitter
+            .map(|Table(j)| link_model::resolve_jitter(j, "bottleneck.reverse_jitter"))
             .transpose()?,
     })
 }
@@ -1808,6 +1819,8 @@ fn network_bottleneck(n: &Network) -> Bottleneck {
         reverse_shaper: None,
         loss: None,
         reverse_loss: None,
+        jitter: None,
+        reverse_jitter: None,
     }
 }
 

@@ -114,6 +114,8 @@ pub struct LinkSpec {
     pub both_ways: bool,
     /// Random loss on the wire (both directions with `both_ways`).
     pub loss: Option<super::LossSpec>,
+    /// Delay jitter (both directions with `both_ways`, each from its own stream).
+    pub jitter: Option<super::JitterSpec>,
     /// Where it sits in the scenario (`network.links[2]`), for error messages.
     pub key_path: String,
 }
@@ -307,6 +309,10 @@ fn resolve_link(l: RawLink, key_path: String) -> Result<LinkSpec, ScenarioError>
         loss: l
             .loss
             .map(|raw| super::link_model::resolve_raw_loss(raw, &join(&key_path, "loss")))
+            .transpose()?,
+        jitter: l
+            .jitter
+            .map(|Table(j)| super::link_model::resolve_jitter(j, &join(&key_path, "jitter")))
             .transpose()?,
         key_path,
     })

@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
-use super::dist::RawDist;
+use super::dist::{Prob, RawDist};
 use super::lit::{mismatch, Given, Leaf, Lit};
 use super::units::{ByteSize, DataRate, SimDuration, StepRate};
 use super::{AlgoSpec, Direction, ParamValue, QdiscStateMode, RecoveryExit, UdpPattern};
@@ -532,6 +532,18 @@ pub(super) struct RawBottleneck {
     pub shaper: Option<Table<RawShaper>>,
     pub loss: Option<RawLoss>,
     pub reverse_loss: Option<RawLoss>,
+    pub jitter: Option<Table<RawJitter>>,
+    pub reverse_jitter: Option<Table<RawJitter>>,
+}
+
+/// A link's delay jitter: `{ dist = { uniform = ["0ms", "10ms"] }, reorder = false }`,
+/// validated by `super::link_model::resolve_jitter`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawJitter {
+    pub dist: RawDist<SimDuration>,
+    pub reorder: Option<Given<Flag>>,
+    pub reorder_probability: Option<Given<Prob>>,
 }
 
 /// `{ at = "10s", rate = "5Mbps" }` in `bottleneck.rate_changes`.
@@ -705,6 +717,7 @@ pub(super) struct RawLink {
     pub shaper: Option<Table<RawShaper>>,
     pub both_ways: Option<Given<Flag>>,
     pub loss: Option<RawLoss>,
+    pub jitter: Option<Table<RawJitter>>,
 }
 
 /// One hop of `[network] kind = "parking_lot"`.

@@ -672,6 +672,9 @@ impl World {
             payload_bytes: src.packet_size,
             ecn: if src.ecn { Ecn::Ect0 } else { Ecn::NotEct },
             ts_val: now,
+            // The source's packet number: a capture shows it as the IPv4 identification,
+            // which a real stack increments per packet, so arrival order can be read.
+            seq: src.packets_sent,
             ..Packet::default()
         };
         src.packets_sent += 1;

@@ -1,15 +1,18 @@
-//! Link models: what a link does to a packet between its transmitter and the far end.
-//! Today random loss "on the wire": the packet has been dequeued and serialised (it
-//! occupied the link and counts in its utilisation), then it is lost instead of
-//! propagating. Such losses are counted apart from the queue's drops
-//! (`QueueStats::losses`, `FlowCounters::lost`), so "drops" keeps meaning what the
-//! queue discipline or its buffer discarded.
+//! Link models: what a link does to a packet between its transmitter and the far end:
+//! random loss and delay jitter ([`jitter`]). Random loss happens "on the wire": the
+//! packet has been dequeued and serialised (it occupied the link and counts in its
+//! utilisation), then it is lost instead of propagating. Such losses are counted apart
+//! from the queue's drops (`QueueStats::losses`, `FlowCounters::lost`), so "drops" keeps
+//! meaning what the queue discipline or its buffer discarded.
 //!
 //! Each lossy link draws from its own random stream ([`StreamKind::LinkModel`], indexed
 //! by the link), so adding a loss model to one link changes no other draw of the run.
 
 pub mod bernoulli;
 pub mod gilbert_elliott;
+pub mod jitter;
+
+pub use jitter::LinkJitter;
 
 use crate::engine::rng::{stream, SimRng, StreamKind};
 use crate::scenario::LossSpec;

@@ -8,7 +8,7 @@ use super::topology::{LinkPlan, LinkRole, NetworkPlan};
 use super::Dims;
 use crate::engine::rng::{stream, StreamKind};
 use crate::net::link::{DelayLine, Link, NO_PCAP};
-use crate::net::link_model::LinkLoss;
+use crate::net::link_model::{LinkJitter, LinkLoss};
 use crate::qdisc::{self, shaper, LinkInfo, Qdisc, QueueDisc};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::stats::QueueStats;
@@ -27,13 +27,23 @@ pub(super) fn build_links(
     for (i, p) in plan.links.iter().enumerate() {
         let qd = link_qdisc(sc, p, dims)?;
         let tl = &plan.topo.links[i];
-        let line = *line_of.entry(p.delay_ns).or_insert_with(|| {
+        let new_line = |lines: &mut Vec<DelayLine>| {
             lines.push(DelayLine {
                 delay_ns: p.delay_ns,
                 ..DelayLine::default()
             });
             lines.len() as u32 - 1
-        });
+        };
+        // A jittered link's packets enter a line out of arrival order; a line of its own
+        // keeps the sorted insertion's scan to that link's packets (and keeps the lines
+        // of a scenario without jitter exactly as they were).
+        let line = if p.jitter.is_some() {
+            new_line(&mut lines)
+        } else {
+            *line_of
+                .entry(p.delay_ns)
+                .or_insert_with(|| new_line(&mut lines))
+        };
         links.push(Link {
             name: p.name.clone(),
             from: tl.from,
@@ -56,6 +66,10 @@ pub(super) fn build_links(
                 .map(|spec| LinkLoss::new(spec, sc.seed, i as u64)),
             service: Default::default(),
             offered: Default::default(),
+            jitter: p
+                .jitter
+                .as_ref()
+                .map(|spec| LinkJitter::new(spec, sc.seed, i as u64)),
         });
     }
     attach_pcap(sc, &mut links)?;

@@ -33,6 +33,7 @@ fn expand(net: &Network) -> (Option<Vec<String>>, Vec<LinkSpec>) {
                     shaper: None,
                     both_ways: false,
                     loss: None,
+                    jitter: None,
                     key_path: format!("network.hops[{i}]"),
                 };
                 // The ACKs' direction: an ample DropTail, as the dumbbell's reverse.
@@ -158,6 +159,7 @@ fn link_plan(l: &LinkSpec, name: String) -> LinkPlan {
         role: LinkRole::Network,
         shaper: l.shaper,
         loss: l.loss,
+        jitter: l.jitter.clone(),
     }
 }
 
@@ -360,6 +362,7 @@ fn add_host_pair(
             role: LinkRole::Access,
             shaper: None,
             loss: None,
+            jitter: None,
         };
         ids[j] = plan.add_link(from, to, link);
     }

@@ -40,6 +40,8 @@ pub(super) struct LinkPlan {
     pub(super) shaper: Option<ShaperSpec>,
     /// Random loss on the wire after the queue.
     pub(super) loss: Option<crate::scenario::LossSpec>,
+    /// Delay jitter on the wire.
+    pub(super) jitter: Option<crate::scenario::JitterSpec>,
 }
 
 /// The network: nodes and links (`topo.links[i]` is planned by `links[i]`), one
@@ -98,6 +100,7 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
         role,
         shaper: None,
         loss: None,
+        jitter: None,
     };
     let mut bottleneck = link(
         "bottleneck",
@@ -107,6 +110,7 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
         LinkRole::Bottleneck,
     );
     bottleneck.loss = b.loss;
+    bottleneck.jitter = b.jitter.clone();
     plan.bottleneck = plan.add_link(left, right, bottleneck);
     let mut reverse = link(
         "bottleneck-reverse",
@@ -116,6 +120,7 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
         LinkRole::BottleneckReverse,
     );
     reverse.loss = b.reverse_loss;
+    reverse.jitter = b.reverse_jitter.clone();
     plan.add_link(right, left, reverse);
     let default_access = b
         .access_rate
@@ -231,6 +236,7 @@ impl Hosts {
                 role: LinkRole::Access,
                 shaper: None,
                 loss: None,
+                jitter: None,
             };
             plan.add_link(from, to, link);
         }
