@@ -73,6 +73,7 @@ fn leaf_spine(f: &LeafSpineSpec) -> (Option<Vec<String>>, Vec<LinkSpec>) {
         shaper: None,
         both_ways: false,
         loss: None,
+        jitter: None,
         key_path: format!("network.{key}"),
     };
     for k in 0..hosts {
