@@ -184,3 +184,22 @@ def test_policy_errors_name_the_key(policies: Path) -> None:
     cc = {"kind": "policy", "policy": "no_colon"}
     with pytest.raises(ccsim.ScenarioError, match=r"flows\[0\]\.cc\.policy"):
         ccsim.validate(_fixed([{"cc": cc, "rtt": "40ms"}], "1s"))
+
+
+def test_latency_gradient_is_the_queues_growth_rate() -> None:
+    """Paced at 12 Mbit/s into a 10 Mbit/s link with room to queue: in the fluid model each
+    packet waits 0.2 s longer per s of sending (the excess 2 Mbit/s drained at 10), so the
+    RTT grows 0.2 s per s against send time. The least-squares slope over send times gives
+    that; the old last-minus-first over the interval (ack time, 1.2x longer) gave 0.167."""
+    agent = {"kind": "policy", "rate_bps": "12Mbps", "cwnd_gain": 100}
+    env = CcEnv(
+        scenario=_fixed([{"cc": agent, "rtt": "40ms"}], "5s", buffer="50bdp"),
+        observation=("latency_gradient",),
+        history=1,
+        action="absolute",
+        episode_steps=20,
+    )
+    env.reset(seed=1)
+    gradients = [env.step([12.0])[4]["latency_gradient"] for _ in range(8)]
+    # from the second interval on (the first sees the queue start), every one is steady
+    assert gradients[1:] == pytest.approx([0.2] * 7, rel=0.03)

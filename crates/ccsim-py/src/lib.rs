@@ -532,7 +532,7 @@ fn tvf_ideal_shares(
 }
 
 /// Names of the numbers `Stepper.stats()` gives per TCP flow, in order.
-const STAT_FIELDS: [&str; 22] = [
+const STAT_FIELDS: [&str; 23] = [
     "flow_id",
     "group",
     "start_ns",
@@ -548,6 +548,7 @@ const STAT_FIELDS: [&str; 22] = [
     "rtt_min_ns",
     "rtt_mean_ns",
     "rtt_last_ns",
+    "rtt_slope",
     "srtt_ns",
     "min_rtt_ns",
     "cwnd_pkts",
@@ -557,7 +558,7 @@ const STAT_FIELDS: [&str; 22] = [
     "active",
 ];
 
-fn interval_row(s: &api::FlowInterval) -> [f64; 22] {
+fn interval_row(s: &api::FlowInterval) -> [f64; 23] {
     [
         f64::from(s.flow_id),
         f64::from(s.group),
@@ -574,6 +575,7 @@ fn interval_row(s: &api::FlowInterval) -> [f64; 22] {
         s.rtt_min_ns as f64,
         s.rtt_mean_ns as f64,
         s.rtt_last_ns as f64,
+        s.rtt_slope,
         s.srtt_ns as f64,
         s.min_rtt_ns as f64,
         f64::from(s.cwnd_pkts),
@@ -613,7 +615,7 @@ impl Stepper {
 #[pymethods]
 impl Stepper {
     #[classattr]
-    const STAT_FIELDS: [&'static str; 22] = STAT_FIELDS;
+    const STAT_FIELDS: [&'static str; 23] = STAT_FIELDS;
 
     /// Parse, validate and build a scenario (`fmt`: "toml" or "json") at time 0.
     #[new]
@@ -657,7 +659,7 @@ impl Stepper {
     }
 
     /// Every TCP flow's statistics since the last call, `STAT_FIELDS` order.
-    fn stats(&mut self) -> PyResult<Vec<[f64; 22]>> {
+    fn stats(&mut self) -> PyResult<Vec<[f64; 23]>> {
         Ok(self
             .get_mut()?
             .interval_stats()
@@ -667,7 +669,7 @@ impl Stepper {
     }
 
     /// Flow `flow_id`'s statistics since its last read (only its interval restarts).
-    fn flow_stats(&mut self, flow_id: usize) -> PyResult<[f64; 22]> {
+    fn flow_stats(&mut self, flow_id: usize) -> PyResult<[f64; 23]> {
         let inner = self.get_mut()?;
         if flow_id >= inner.tcp_flows() {
             return Err(PyValueError::new_err(format!("no TCP flow {flow_id}")));

@@ -18,6 +18,7 @@ from gymnasium import spaces
 
 from ccsim import _core
 from ccsim.gym.agent import ActionSpec, FlowAgent
+from ccsim.gym.policy_cc import _rate_bps
 from ccsim.gym.stats import AURORA_FEATURES, FEATURES, RewardFn, aurora_reward, check_features
 
 Range = float | tuple[float, float]
@@ -161,7 +162,13 @@ class CcEnv(gymnasium.Env):
                 raise ValueError(
                     "scenario: the agent's group and those before it must have count = 1"
                 )
-            start = float(sc["flows"][agent]["cc"].get("rate_bps", 0.3 * rate_bps))
+            given = sc["flows"][agent]["cc"].get("rate_bps", 0.3 * rate_bps)
+            # a rate string as the scenario file writes it ("12Mbps"), or bit/s
+            start = (
+                _rate_bps(given, f"flows[{agent}].cc.rate_bps")
+                if isinstance(given, str)
+                else float(given)
+            )
             self.network = {"scenario": sc}
             return sc, agent, start
         rtt = (

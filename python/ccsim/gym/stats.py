@@ -9,10 +9,12 @@ Features follow Aurora (Jay et al., ICML 2019) as PCC-RL computes them
   or the ratio reaches 1000, as there);
 - ``latency_ratio``: mean RTT of the interval / the smallest interval mean seen so far
   ("latency ratio" over "conn min latency");
-- ``latency_gradient``: RTT increase over the interval / interval duration ("sent latency
-  inflation"). PCC-RL takes the increase as the mean of the second half of the samples
-  minus that of the first half; the core keeps the first and last samples only, so here
-  it is last minus first (a departure; both are 0 for a flat RTT and grow with a queue).
+- ``latency_gradient``: how fast the RTT grows, s per s: the least-squares slope of the
+  interval's RTT samples against their packets' send times (the core's ``rtt_slope``), as
+  PCC Vivace computes its "RTT gradient" (WebRTC's ``PccMonitorInterval::
+  ComputeDelayGradient``). PCC-RL's "sent latency inflation" is the mean of the second
+  half of the samples minus that of the first over the interval's send duration (a
+  departure; both are 0 for a flat RTT and the queue's growth rate for a steady one).
 
 and the plain quantities the literature also uses: ``send_rate_mbps``,
 ``delivery_rate_mbps``, ``rtt_ms`` (mean of the interval's samples), ``min_rtt_ms``,
@@ -62,7 +64,6 @@ def derived(
 ) -> dict[str, float]:
     """The observation features of one interval (``min_rtt_ns``: the smallest RTT sample
     the flow has seen so far, ``min_mean_rtt_ns`` the smallest interval mean; 0 if none)."""
-    duration_s = max(stats["end_ns"] - stats["start_ns"], 1.0) / 1e9
     send = stats["send_rate_bps"]
     delivered = stats["delivery_rate_bps"]
     n = stats["rtt_samples"]
@@ -73,9 +74,7 @@ def derived(
     return {
         "send_ratio": send_ratio,
         "latency_ratio": (mean_rtt / min_mean_rtt_ns if min_mean_rtt_ns > 0 and n > 0 else 1.0),
-        "latency_gradient": (
-            (stats["rtt_last_ns"] - stats["rtt_first_ns"]) / 1e9 / duration_s if n > 1 else 0.0
-        ),
+        "latency_gradient": stats["rtt_slope"],
         "send_rate_mbps": send / 1e6,
         "delivery_rate_mbps": delivered / 1e6,
         "rtt_ms": mean_rtt / 1e6,

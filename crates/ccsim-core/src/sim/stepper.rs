@@ -39,12 +39,16 @@ pub struct FlowInterval {
     pub packets_dropped: u64,
     pub packets_marked: u64,
     /// RTT samples taken during the interval: count, first, min, mean, last (ns; 0
-    /// without one). Aurora's latency gradient is (last - first) / interval.
+    /// without one).
     pub rtt_samples: u64,
     pub rtt_first_ns: u64,
     pub rtt_min_ns: u64,
     pub rtt_mean_ns: u64,
     pub rtt_last_ns: u64,
+    /// Least-squares slope of the interval's RTT samples against the time they were
+    /// taken (ns of RTT per ns; 0 with fewer than two samples at distinct times): the
+    /// latency gradient, see [`rtt_slope`].
+    pub rtt_slope: f64,
     /// The sender's smoothed and minimum RTT at the end of the interval.
     pub srtt_ns: u64,
     pub min_rtt_ns: u64,
@@ -70,6 +74,43 @@ struct Mark {
     rtt_pos: usize,
     /// When the flow was last read, ns.
     read_ns: u64,
+}
+
+/// Least-squares slope of the RTT samples `(ack_time_ns, rtt_ns)` against the time each
+/// sampled packet was sent (`ack_time - rtt`): the latency gradient as PCC Vivace computes
+/// it (Dong et al., NSDI 2018; WebRTC's `modules/congestion_controller/pcc/
+/// monitor_interval.cc`, `PccMonitorInterval::ComputeDelayGradient`: a linear regression
+/// of each packet's delay on its send time, 0 when all were sent at once). Aurora's PCC-RL
+/// (`src/common/sender_obs.py`, `_mi_metric_latency_increase` over "send dur") takes the
+/// mean of the second half of the samples minus that of the first instead; both are 0 for
+/// a flat RTT and the queue's growth rate for a steadily growing one, and the regression
+/// weighs every sample by its time. Centred sums in f64 in sample order: the same samples
+/// give the same bits.
+pub fn rtt_slope(samples: &[(u64, u64)]) -> f64 {
+    if samples.len() < 2 {
+        return 0.0;
+    }
+    let n = samples.len() as f64;
+    // Relative to the first sample, so that the times' magnitudes (up to 1e13 ns) do not
+    // swamp their spread in f64.
+    let (a0, r0) = samples[0];
+    let sent0 = a0 as f64 - r0 as f64;
+    let rel = |&(a, r): &(u64, u64)| (a as f64 - r as f64 - sent0, r as f64 - r0 as f64);
+    let (sum_t, sum_r) = samples
+        .iter()
+        .map(rel)
+        .fold((0.0, 0.0), |(st, sr), (t, r)| (st + t, sr + r));
+    let (mean_t, mean_r) = (sum_t / n, sum_r / n);
+    let (mut cov, mut var) = (0.0, 0.0);
+    for (t, r) in samples.iter().map(rel) {
+        cov += (t - mean_t) * (r - mean_r);
+        var += (t - mean_t) * (t - mean_t);
+    }
+    if var > 0.0 {
+        cov / var
+    } else {
+        0.0
+    }
 }
 
 /// A run advanced from outside.
@@ -197,6 +238,7 @@ impl Stepper {
             rtt_min_ns: if n > 0 { lo } else { 0 },
             rtt_mean_ns: sum.checked_div(n).unwrap_or(0),
             rtt_last_ns: new.last().map_or(0, |&(_, r)| r),
+            rtt_slope: rtt_slope(new),
             srtt_ns: s.srtt_ns(),
             min_rtt_ns: if s.tp.min_rtt_ns == u64::MAX {
                 0
@@ -256,5 +298,50 @@ impl Stepper {
             }
         }
         self.world.finish(wall_s)
+    }
+}
+
+#[cfg(test)]
+mod rtt_slope_tests {
+    use super::rtt_slope;
+
+    #[test]
+    fn flat_rtt_has_no_gradient_and_fewer_than_two_samples_none() {
+        assert_eq!(rtt_slope(&[]), 0.0);
+        assert_eq!(rtt_slope(&[(50_000_000, 40_000_000)]), 0.0);
+        let flat: Vec<_> = (0..10)
+            .map(|i| (40_000_000 + i * 1_000_000, 40_000_000))
+            .collect();
+        assert_eq!(rtt_slope(&flat), 0.0);
+    }
+
+    #[test]
+    fn a_queue_growing_steadily_gives_its_growth_rate() {
+        // Packets sent every 1 ms into a queue that grows by 0.2 ms per packet: RTT 40 ms
+        // + 0.2 x (send time), acked at send time + RTT. Slope 0.2 s of RTT per s.
+        let samples: Vec<_> = (0..20u64)
+            .map(|i| {
+                let sent = 1_000_000 * i;
+                let rtt = 40_000_000 + 200_000 * i;
+                (sent + rtt, rtt)
+            })
+            .collect();
+        assert!((rtt_slope(&samples) - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn worked_by_hand_against_send_time() {
+        // Send times 0, 1, 2 ms with RTTs 10, 14, 12 ms: mean t 1, mean r 12;
+        // cov = (-1)(-2) + 0 + (1)(0) = 2 ms^2, var = 2 ms^2: slope 1; the PCC-RL
+        // halves (one sample, then two) give ((14+12)/2 - 10) / 2 ms = 1.5.
+        let ms = 1_000_000u64;
+        let samples = [(10 * ms, 10 * ms), (15 * ms, 14 * ms), (14 * ms, 12 * ms)];
+        assert!((rtt_slope(&samples) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn packets_sent_together_give_zero() {
+        let ms = 1_000_000u64;
+        assert_eq!(rtt_slope(&[(10 * ms, 10 * ms), (12 * ms, 12 * ms)]), 0.0);
     }
 }
