@@ -128,10 +128,10 @@ def _links(summary: dict[str, Any]) -> Table:
 
 def _congested(summary: dict[str, Any], all_links: bool) -> list[Table | str]:
     """A section per congested link (see :mod:`ccsim.links`), busiest first."""
-    from ccsim.links import congested_links
+    from ccsim.links import BUSIEST, congested_links
 
-    shown = congested_links(summary, all_links)
     every = congested_links(summary, all_links=True)
+    shown = every if all_links else every[:BUSIEST]
     tables = []
     for q in shown:
         title = f"Congested link {q['name']} ({q['discipline']})"

@@ -35,22 +35,34 @@ def metrics(summary: dict[str, Any], case: Case) -> dict[str, Any]:
     }
 
 
-def run_pair(case: Case, run: int) -> dict[str, Any]:
+def _source(case: Case, run: int) -> Any:
     from ccsim import api
-    from ccsim.emulate import emulate
 
-    text = case.toml(run)
-    source = api.ScenarioSource(text=text, fmt="toml", label=f"{case.name}#{run}")
+    return api.ScenarioSource(text=case.toml(run), fmt="toml", label=f"{case.name}#{run}")
+
+
+def _simulate(case: Case, source: Any) -> tuple[dict[str, Any], float, float]:
+    """ccsim's side of a pair: its metrics, its wall-clock seconds and the simulated
+    duration."""
+    from ccsim import api
+
     t = time.perf_counter()
     sim = api.simulate(source)
-    sim_wall = time.perf_counter() - t
+    return metrics(sim.summary, case), time.perf_counter() - t, sim.summary["duration_s"]
+
+
+def run_pair(case: Case, run: int) -> dict[str, Any]:
+    from ccsim.emulate import emulate
+
+    source = _source(case, run)
+    sim, sim_wall, duration_s = _simulate(case, source)
     emu = emulate(source, warn=lambda m: None)
     return {
         "run": run,
-        "sim": metrics(sim.summary, case),
+        "sim": sim,
         "linux": metrics(emu.summary, case),
         "sim_wall_s": sim_wall,
-        "duration_s": sim.summary["duration_s"],
+        "duration_s": duration_s,
         "timing": {k: v for k, v in emu.summary["emulation"].items()},
     }
 
@@ -59,17 +71,10 @@ def resimulate(cases: list[Case], store: Path, log=print) -> None:
     """Re-simulate the ccsim side of every stored pair with the current ccsim, keeping the
     Linux side: the emulated side runs the kernel's TCP over ccsim's bottleneck, so a change
     to ccsim's TCP (RACK-TLP, say) moves only the simulated side."""
-    from ccsim import api
-
     data: dict[str, Any] = json.loads(store.read_text()) if store.exists() else {}
     for case in cases:
         for pair in data.get(case.name, {}).get("runs", []):
-            text = case.toml(pair["run"])
-            source = api.ScenarioSource(text=text, fmt="toml", label=f"{case.name}#{pair['run']}")
-            t = time.perf_counter()
-            sim = api.simulate(source)
-            pair["sim_wall_s"] = time.perf_counter() - t
-            pair["sim"] = metrics(sim.summary, case)
+            pair["sim"], pair["sim_wall_s"], _ = _simulate(case, _source(case, pair["run"]))
         log(f"{case.name}: re-simulated")
     store.write_text(json.dumps(data, indent=1) + "\n")
 
