@@ -201,8 +201,8 @@ impl Link {
             // A link busy for the whole interval lands a few ulps above 1 in floating
             // point (1 + 2e-16 in a summary, 1 + 3e-14 in a series tick); the exact integer
             // ratio cannot exceed 1, so it decides there, and every other value keeps the
-            // float formula's bytes.
-            if utilisation <= 1.0 {
+            // float formula's bytes (a NaN of an empty interval included).
+            if utilisation <= 1.0 || utilisation.is_nan() {
                 return utilisation;
             }
         }
