@@ -51,6 +51,19 @@ def run_cli(*args: str | Path, cwd: Path | None = None, timeout: float = 600) ->
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
+def assert_run_refused(tmp_path: Path, text: str, message: str, *args: str | Path) -> None:
+    """``ccsim run`` of scenario ``text`` (with ``args``, e.g. ``--set K=V``) is refused as
+    bad input must be: exit 2, one stderr line containing ``message``, nothing written."""
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    out = tmp_path / "out"
+    result = run_cli("run", path, "-o", out, *args)
+    assert result.returncode == 2, result
+    assert len(result.stderr_lines) == 1, result.stderr
+    assert message in result.stderr_lines[0], result.stderr
+    assert not out.exists()
+
+
 def snapshot(directory: Path) -> dict[str, bytes]:
     """Every file under ``directory`` with its bytes (to prove nothing changed)."""
     return {

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ccsim.scenario import KeyPath, SweepError, apply_overrides, parse_override, resolve_names
-from helpers import run_cli
+from helpers import assert_run_refused, run_cli
 
 #: A 2 MB transfer whose buffer holds all of it: without jitter nothing is retransmitted.
 DUMBBELL = """\
@@ -204,14 +204,7 @@ BAD_NETWORK = [
 def test_bad_link_input_is_one_line_with_the_key_path(
     text: str, override: str, message: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "s.toml"
-    path.write_text(text)
-    out = tmp_path / "out"
-    result = run_cli("run", path, "-o", out, "--set", override)
-    assert result.returncode == 2, result
-    assert len(result.stderr_lines) == 1, result.stderr
-    assert message in result.stderr_lines[0], result.stderr
-    assert not out.exists()
+    assert_run_refused(tmp_path, text, message, "--set", override)
 
 
 def _sweep(tmp_path: Path, grid: str) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from helpers import run_cli
+from helpers import assert_run_refused, run_cli
 
 SCENARIO = """\
 duration = "6s"
@@ -48,14 +48,7 @@ BAD = [
 def test_bad_loss_is_one_line_with_the_key_path(
     override: str, message: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / "s.toml"
-    path.write_text(SCENARIO)
-    out = tmp_path / "out"
-    result = run_cli("run", path, "-o", out, "--set", override)
-    assert result.returncode == 2, result
-    assert len(result.stderr_lines) == 1, result.stderr
-    assert message in result.stderr_lines[0], result.stderr
-    assert not out.exists()
+    assert_run_refused(tmp_path, SCENARIO, message, "--set", override)
 
 
 def test_set_varies_loss_and_losses_are_apart_from_drops(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from helpers import run_cli
+from helpers import assert_run_refused, run_cli
 
 SCENARIO = """\
 duration = "6s"
@@ -36,11 +36,5 @@ def test_an_outage_runs_and_utilisation_stays_at_most_one(tmp_path: Path) -> Non
 
 
 def test_a_negative_rate_step_is_one_line_naming_the_key(tmp_path: Path) -> None:
-    path = tmp_path / "s.toml"
-    path.write_text(SCENARIO.replace('rate = "0Mbps"', 'rate = "-1Mbps"'))
-    out = tmp_path / "out"
-    result = run_cli("run", path, "-o", out)
-    assert result.returncode == 2, result
-    assert len(result.stderr_lines) == 1, result.stderr
-    assert "bottleneck.rate_changes[0].rate" in result.stderr_lines[0], result.stderr
-    assert not out.exists()
+    text = SCENARIO.replace('rate = "0Mbps"', 'rate = "-1Mbps"')
+    assert_run_refused(tmp_path, text, "bottleneck.rate_changes[0].rate")
