@@ -323,7 +323,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             print(f"\r  emulating {source.label}: {fraction:4.0%}", end="", file=sys.stderr)
 
     try:
-        result = emulate(source, progress=progress)
+        result = emulate(source, progress=progress, udp=args.udp)
     except Refusal as exc:
         raise BadInput(str(exc)) from exc
     except (EmulationError, OSError) as exc:
@@ -460,6 +460,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("scenario", help="scenario file (.toml, or .json)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="result directory")
+    p.add_argument(
+        "--udp",
+        choices=("kernel", "simulated"),
+        default="kernel",
+        help="who plays the scenario's UDP sources: kernel UDP sockets in the senders' "
+        "namespace (default) or ccsim's simulated sources inside the emulator",
+    )
     set_option(p)
     output_options(p)
     p.set_defaults(func=cmd_emulate)

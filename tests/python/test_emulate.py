@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -228,4 +229,142 @@ def test_a_crashed_traffic_program_stops_the_run_and_leaves_nothing(tmp_path: Pa
     _, err = proc.communicate(timeout=15)
     assert proc.returncode == 1, err
     assert "send traffic program exited" in err
+    assert _leftovers(tag) == []
+
+
+# One short run serves the capture's and the kernel UDP source's tests: a CUBIC flow and
+# a 2 Mbit/s CBR UDP source (kernel sockets both) over PIE, both directions of the
+# bottleneck captured, the capture's budget (2000 packets) below what the run sends.
+PIE_UDP_PCAP = """
+duration = "3s"
+seed = 1
+measure = { start = "1s" }
+[bottleneck]
+rate = "10Mbps"
+queue = { kind = "pie", limit = "1bdp" }
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+[[udp]]
+rate = "2Mbps"
+packet_size = "1000B"
+rtt = "20ms"
+start = "0.5s"
+[trace]
+pcap = ["bottleneck", "bottleneck-reverse"]
+pcap_max_packets = 2000
+"""
+
+
+@pytest.fixture(scope="module")
+def pie_udp_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """(result directory, the run's namespace tag, its stderr) of one emulation."""
+    if not CAN_EMULATE:
+        pytest.skip("emulation needs root (CAP_NET_ADMIN) and /dev/net/tun")
+    tmp = tmp_path_factory.mktemp("pie-udp")
+    scenario = tmp / "s.toml"
+    scenario.write_text(PIE_UDP_PCAP)
+    out = tmp / "out"
+    proc = _start(scenario, out)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    return out, _tag(proc), err
+
+
+def _pcapng(data: bytes) -> tuple[list[str], list[tuple[int, int, int, bytes]]]:
+    """Interface names and (interface, time ns, original length, captured bytes) of a
+    little-endian pcapng file, read by the block layout of the pcapng specification
+    (draft-ietf-opsawg-pcapng §4: type, total length, body, total length again)."""
+    names: list[str] = []
+    packets: list[tuple[int, int, int, bytes]] = []
+    pos = 0
+    while pos < len(data):
+        kind, total = struct.unpack_from("<II", data, pos)
+        assert total % 4 == 0 and total >= 12
+        assert struct.unpack_from("<I", data, pos + total - 4)[0] == total
+        body = data[pos + 8 : pos + total - 4]
+        if kind == 0x0A0D0D0A:
+            assert struct.unpack_from("<I", body)[0] == 0x1A2B3C4D
+        elif kind == 1:  # Interface Description Block: options from byte 8
+            opt = 8
+            while opt + 4 <= len(body):
+                code, length = struct.unpack_from("<HH", body, opt)
+                if code == 2:
+                    names.append(body[opt + 4 : opt + 4 + length].decode())
+                opt += 4 + length + (-length) % 4
+                if code == 0:
+                    break
+        elif kind == 6:  # Enhanced Packet Block
+            iface, hi, lo, cap_len, orig_len = struct.unpack_from("<IIIII", body)
+            packets.append((iface, hi << 32 | lo, orig_len, body[20 : 20 + cap_len]))
+        pos += total
+    return names, packets
+
+
+@needs_emulation
+def test_pcap_holds_the_kernels_packets_where_a_simulation_captures(
+    pie_udp_run: tuple[Path, str, str],
+) -> None:
+    out, _, _ = pie_udp_run
+    data = (out / "trace.pcapng").read_bytes()
+    names, packets = _pcapng(data)
+    assert names == ["bottleneck", "bottleneck-reverse"]
+    # The run's ~4000 packets are cut at the scenario's budget, as a simulated capture is.
+    assert len(packets) == 2000
+    syn = data_segments = acks = datagrams = 0
+    for iface, _, orig_len, frame in packets:
+        assert frame[12:14] == b"\x08\x00"  # Ethernet II carrying IPv4
+        ip = frame[14:]
+        ihl, total = (ip[0] & 15) * 4, struct.unpack_from(">H", ip, 2)[0]
+        assert orig_len == 14 + total
+        if ip[9] == 6:
+            doff = (ip[ihl + 12] >> 4) * 4
+            assert len(ip) == ihl + doff  # headers only, as a simulated capture keeps
+            flags, dport = ip[ihl + 13], struct.unpack_from(">H", ip, ihl + 2)[0]
+            if flags & 0x12 == 0x02:
+                syn += 1
+                assert iface == 0 and dport == 5201
+            elif total > ihl + doff:
+                data_segments += 1
+                assert iface == 0
+            elif iface == 1:
+                acks += 1
+        elif ip[9] == 17:
+            datagrams += 1
+            assert iface == 0 and struct.unpack_from(">H", ip, ihl + 2)[0] == 5202
+            assert total == 1000 and len(ip) == ihl + 8
+    assert syn == 1 and data_segments > 500 and acks > 200 and datagrams > 50
+    # Per interface, packets in order of their start of transmission.
+    for k in (0, 1):
+        times = [t for i, t, _, _ in packets if i == k]
+        assert times == sorted(times)
+    if shutil.which("tshark"):  # a reader we did not write, where installed
+        shown = subprocess.run(
+            ["tshark", "-r", str(out / "trace.pcapng"), "-Y", "tcp.flags.syn == 1"],
+            capture_output=True,
+            text=True,
+        )
+        assert shown.returncode == 0 and "[SYN]" in shown.stdout, shown.stderr
+
+
+@needs_emulation
+def test_kernel_udp_source_keeps_its_rate_and_leaves_nothing(
+    pie_udp_run: tuple[Path, str, str],
+) -> None:
+    out, tag, _ = pie_udp_run
+    summary = json.loads((out / "summary.json").read_text())
+    t = summary["emulation"]
+    assert t["udp"] == "kernel"
+    # 2 Mbit/s of 1000-byte packets from 0.5 s to 3 s: 250 per second, 625 in all; the
+    # Python sender catches up on late wake-ups, so a loaded machine bunches, not thins.
+    (src,) = t["udp_sources"]
+    assert 560 <= src["datagrams_sent"] <= 630
+    assert src["datagrams_received"] >= 0.95 * src["datagrams_sent"]
+    assert t["injected_udp"] >= 0.95 * src["datagrams_sent"]
+    udp = summary["flows"][1]
+    assert udp["protocol"] == "udp" and udp["algorithm"] == "cbr (linux)"
+    assert 1.7 <= udp["goodput_mbps"] <= 2.3
+    tcp = summary["flows"][0]
+    # The TCP flow takes what the UDP source leaves (tolerant: 10 - 2 Mbit/s less slack).
+    assert 4 < tcp["goodput_mbps"] <= 8.2
     assert _leftovers(tag) == []

@@ -260,9 +260,12 @@ fn run<'py>(
 /// wires them into the namespaces, starts the traffic and returns time zero as a
 /// `time.monotonic()` value, then runs to the scenario's end. `progress(fraction)` is
 /// called about every 100 ms (signals are checked there too); an exception it raises
-/// stops the run and is re-raised. Returns `(summary_json, tables, timing)`.
+/// stops the run and is re-raised. With `udp_base_port` the UDP sources are played by
+/// kernel sockets too (source `u` sends to port `udp_base_port + u`); without, they stay
+/// simulated. Returns `(summary_json, tables, timing, pcap)`, `pcap` the capture's
+/// bytes when `[trace] pcap` asked for one (the kernel's packets' real headers).
 #[pyfunction]
-#[pyo3(signature = (text, fmt, sender_tun, receiver_tun, base_port, ready, progress))]
+#[pyo3(signature = (text, fmt, sender_tun, receiver_tun, base_port, ready, progress, udp_base_port=None))]
 #[allow(clippy::too_many_arguments)]
 fn emulate<'py>(
     py: Python<'py>,
@@ -273,7 +276,13 @@ fn emulate<'py>(
     base_port: u16,
     ready: Py<PyAny>,
     progress: Py<PyAny>,
-) -> PyResult<(String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    udp_base_port: Option<u16>,
+) -> PyResult<(
+    String,
+    Bound<'py, PyDict>,
+    Bound<'py, PyDict>,
+    Option<Bound<'py, PyBytes>>,
+)> {
     use ccsim_core::emulate::{self, tun::Tun};
     let scenario = parse_and_validate(py, text, fmt)?;
     let world = ccsim_core::sim::build(&scenario).map_err(scenario_error)?;
@@ -305,7 +314,10 @@ fn emulate<'py>(
         emulate::run(
             world,
             [&tuns[0], &tuns[1]],
-            base_port,
+            emulate::Ports {
+                tcp_base: base_port,
+                udp_base: udp_base_port,
+            },
             start_ns,
             &mut on_progress,
         )
@@ -326,13 +338,15 @@ fn emulate<'py>(
     timing.set_item("p99_us", t.p99_ns as f64 / 1e3)?;
     timing.set_item("max_us", t.max_ns as f64 / 1e3)?;
     timing.set_item("injected", t.injected)?;
+    timing.set_item("injected_udp", t.injected_udp)?;
     timing.set_item("ignored", t.ignored)?;
     timing.set_item("write_failures", t.write_failures)?;
     timing.set_item("max_packet_bytes", t.max_packet_bytes)?;
     timing.set_item("wall_s", t.wall_s)?;
     timing.set_item("realtime_priority", t.realtime_priority)?;
     timing.set_item("bottleneck_rate_bps", rate_bps)?;
-    Ok((summary, tables, timing))
+    let pcap = out.output.pcap.as_deref().map(|b| PyBytes::new(py, b));
+    Ok((summary, tables, timing, pcap))
 }
 
 /// What an emulation of the scenario must play with kernel sockets: one dict per TCP flow
@@ -368,6 +382,38 @@ fn emulation_plan<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound
             f.set_item("deadline", g.deadline.is_some())?;
             f.set_item("ppv", g.ppv.is_some())?;
             f.set_item("changes", g.changes.len())?;
+            out.append(f)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The UDP sources an emulation plays with kernel sockets: one dict per source (in flow
+/// order, after the TCP flows) with `group`, `rate_bps`, `packet_size` (bytes of IP
+/// packet), `pattern` (`"cbr"` or `"poisson"`), `start_s`, `stop_s` (or None), `ecn`,
+/// `ppv`. Raises `ScenarioError` if the scenario does not build.
+#[pyfunction]
+fn emulation_udp_plan<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound<'py, PyList>> {
+    let sc = parse_and_validate(py, text, fmt)?;
+    ccsim_core::sim::build(&sc).map_err(scenario_error)?;
+    let out = PyList::empty(py);
+    for (gi, g) in sc.udp.iter().enumerate() {
+        for d in &g.drawn {
+            let f = PyDict::new(py);
+            f.set_item("group", gi)?;
+            f.set_item("rate_bps", d.rate.bps)?;
+            f.set_item("packet_size", g.packet_size.bytes)?;
+            f.set_item(
+                "pattern",
+                match g.pattern {
+                    ccsim_core::scenario::UdpPattern::Cbr => "cbr",
+                    ccsim_core::scenario::UdpPattern::Poisson => "poisson",
+                },
+            )?;
+            f.set_item("start_s", d.start.ns as f64 / 1e9)?;
+            f.set_item("stop_s", g.stop.map(|s| s.ns as f64 / 1e9))?;
+            f.set_item("ecn", g.ecn)?;
+            f.set_item("ppv", g.ppv.is_some())?;
             out.append(f)?;
         }
     }
@@ -757,6 +803,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(emulation_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(emulation_udp_plan, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(duration_ns, m)?)?;

@@ -7,12 +7,20 @@ emulator through a TUN device (:mod:`ccsim.emulate.netns`); the emulator (the Ru
 at wall-clock time between them. The traffic programs (:mod:`ccsim.emulate.traffic`) set
 each flow's congestion control per socket and sample ``TCP_INFO``.
 
+The scenario's UDP sources are played by kernel UDP sockets in the senders' namespace
+too (``udp="kernel"``, the default), or stay simulated inside the emulator
+(``udp="simulated"``).
+
 The result has the tables of a simulated run: the queue's tables come from the emulated
-queue itself; per-flow goodput from the receivers; cwnd, ssthresh, srtt and
-retransmissions from the kernel (``TCP_INFO`` every stats interval); drops and marks per
-flow from the emulated network. ``summary["emulation"]`` holds the emulator's timing
-error (release lateness p50/p99/max) and whether it stayed within the scenario's
-tolerance (:data:`TOLERANCE` of one MTU's serialisation time at the bottleneck).
+queue itself; per-flow goodput from the receivers (TCP and kernel UDP); cwnd, ssthresh,
+srtt and retransmissions from the kernel (``TCP_INFO`` every stats interval); drops and
+marks per flow from the emulated network. With ``[trace] pcap`` the capture holds the
+kernel's packets' real headers, captured where a simulated run captures (the start of
+transmission on each named link), in the same pcapng layout.
+
+``summary["emulation"]`` holds the emulator's timing error (release lateness
+p50/p99/max) and whether it stayed within the scenario's tolerance (:data:`TOLERANCE` of
+one MTU's serialisation time at the bottleneck).
 """
 
 from __future__ import annotations
@@ -35,6 +43,9 @@ __all__ = ["TOLERANCE", "EmulationError", "Refusal", "emulate"]
 #: departures are visibly out of step with the rate it models.
 TOLERANCE = 0.5
 BASE_PORT = 5201
+#: How the scenario's UDP sources are played: by kernel sockets, or simulated inside the
+#: emulator as before the kernel could play them.
+UDP_MODES = ("kernel", "simulated")
 #: Time given the traffic programs to start before simulated time zero.
 STARTUP_S = 1.0
 
@@ -52,9 +63,14 @@ def _sysctls(settings: dict[str, Any]) -> dict[str, str]:
 
 
 def _traffic_config(
-    plan: list[dict[str, Any]], t0: float, summary_hint: dict[str, Any]
+    plan: list[dict[str, Any]],
+    udp_plan: list[dict[str, Any]],
+    t0: float,
+    summary_hint: dict[str, Any],
 ) -> dict[str, Any]:
     return {
+        "udp": udp_plan,
+        "udp_base_port": BASE_PORT + len(plan),
         "t0": t0,
         "duration_s": summary_hint["duration_s"],
         "interval_s": summary_hint["interval_s"],
@@ -85,9 +101,11 @@ def emulate(
     source: Any,
     progress: Callable[[float], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    udp: str = "kernel",
 ) -> Any:
     """Emulate an already-loaded scenario (:class:`ccsim.api.ScenarioSource`); returns a
-    :class:`ccsim.results.RunResult` whose summary has an ``emulation`` section.
+    :class:`ccsim.results.RunResult` whose summary has an ``emulation`` section. ``udp``
+    is one of :data:`UDP_MODES`.
 
     Raises :class:`Refusal` (one line) when it cannot run here or cannot play the
     scenario, :class:`ccsim.ScenarioError` for a bad scenario, :class:`EmulationError`
@@ -95,9 +113,12 @@ def emulate(
     from ccsim import _core
     from ccsim.results import RunResult
 
+    if udp not in UDP_MODES:
+        raise ValueError(f"udp: {udp!r} is not one of {UDP_MODES}")
     check_environment()
     plan = _core.emulation_plan(source.text, source.fmt)
-    settings, warnings = check_plan(plan, kernel_ccs())
+    udp_plan = _core.emulation_udp_plan(source.text, source.fmt) if udp == "kernel" else []
+    settings, warnings = check_plan(plan, kernel_ccs(), udp_plan)
     for w in warnings:
         (warn or (lambda m: print(m, file=sys.stderr)))(w)
     dims = _durations(source)
@@ -124,7 +145,7 @@ def emulate(
                 str(settings["initial_window"]),
             )
         t0 = time.monotonic() + STARTUP_S
-        cfg = _traffic_config(plan, t0, dims)
+        cfg = _traffic_config(plan, udp_plan, t0, dims)
         (work / "traffic.json").write_text(json.dumps(cfg))
         state["recv"] = ns.spawn(
             ns.receiver,
@@ -151,7 +172,7 @@ def emulate(
             progress(fraction)
 
     try:
-        summary_json, raw, timing = _core.emulate(
+        summary_json, raw, timing, pcap = _core.emulate(
             source.text,
             source.fmt,
             ns.sender_tun,
@@ -159,15 +180,18 @@ def emulate(
             BASE_PORT,
             ready,
             on_progress,
+            BASE_PORT + len(plan) if udp == "kernel" else None,
         )
         kernel = _collect(state, work, dims["duration_s"])
     finally:
         ns.close()
         _cleanup(work)
-    result = RunResult.from_core(summary_json, raw)
+    result = RunResult.from_core(summary_json, raw, pcap)
     from ccsim.emulate.merge import merge_kernel
 
-    merge_kernel(result, plan, kernel, dims["interval_s"])
+    merge_kernel(result, plan, kernel, dims["interval_s"], udp_plan)
+    timing["udp"] = udp
+    timing["udp_sources"] = result.summary.pop("emulation_udp", [])
     serialisation_us = 1500 * 8 / timing["bottleneck_rate_bps"] * 1e6
     timing["serialisation_us"] = serialisation_us
     timing["tolerance_us"] = TOLERANCE * serialisation_us

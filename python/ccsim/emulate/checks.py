@@ -23,6 +23,15 @@ KERNEL_NAME = {
 KERNEL_INITIAL_WINDOW, KERNEL_MIN_RTO_MS, KERNEL_MSS = 10, 200.0, 1448
 
 
+#: The namespaces' TCP settings when no TCP flow asks for any (a UDP-only scenario).
+DEFAULT_SETTINGS = {
+    "ecn": False,
+    "sack": True,
+    "mss": KERNEL_MSS,
+    "initial_window": KERNEL_INITIAL_WINDOW,
+}
+
+
 class Refusal(Exception):
     """The emulation cannot run here or cannot play this scenario (one line)."""
 
@@ -66,13 +75,22 @@ def _uniform(plan: list[dict[str, Any]], key: str, what: str) -> Any:
 
 
 def check_plan(
-    plan: list[dict[str, Any]], available: list[str]
+    plan: list[dict[str, Any]],
+    available: list[str],
+    udp_plan: list[dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """Refuse what the kernel cannot play; return the settings the namespaces need and
-    warnings for what the kernel plays differently."""
+    """Refuse what the kernel cannot play (``udp_plan``: the UDP sources it plays, if
+    any); return the settings the namespaces need and warnings for what the kernel plays
+    differently."""
+    udp_plan = udp_plan or []
     warnings: list[str] = []
+    if not plan and not udp_plan:
+        raise Refusal("flows: the scenario has no TCP flow or UDP source for the kernel to play")
+    for u in udp_plan:
+        if u["ppv"]:
+            raise Refusal(f"udp[{u['group']}].ppv: packet-value marking has no kernel counterpart")
     if not plan:
-        raise Refusal("flows: the scenario has no TCP flow for the kernel to play")
+        return dict(DEFAULT_SETTINGS), warnings
     for f in plan:
         g = f["group"]
         name = KERNEL_NAME.get(f["cc"])

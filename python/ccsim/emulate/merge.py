@@ -5,6 +5,13 @@ produced is replaced: goodput from the receivers' byte counts, cwnd/ssthresh/srt
 retransmissions from ``TCP_INFO``; tables only a simulated sender can fill (``cc_vars``,
 ``cc_reductions``, ``rtt_samples``, ``transfers``, ``deadline_control``) are emptied.
 Queue tables and per-flow drops and marks come from the emulated network and stay.
+
+UDP sources the kernel played (``udp_plan``) get their goodput from the receiver's count
+of IP bytes (datagram + 28, the size a simulated source's packet has on the wire, so the
+figure means what a simulated run's does); ``packets_sent`` stays the emulated network's
+count of the datagrams that entered it. ``summary["emulation_udp"]`` (moved into
+``emulation.udp_sources``) lists, per source, the datagrams sent and received over the
+whole run.
 """
 
 from __future__ import annotations
@@ -43,7 +50,11 @@ def _empty_like(table: pa.Table) -> pa.Table:
 
 
 def merge_kernel(
-    result: Any, plan: list[dict[str, Any]], kernel: dict[str, Any], interval_s: float
+    result: Any,
+    plan: list[dict[str, Any]],
+    kernel: dict[str, Any],
+    interval_s: float,
+    udp_plan: list[dict[str, Any]] | None = None,
 ) -> None:
     s, tables = result.summary, result.tables
     n_tcp = len(plan)
@@ -51,7 +62,7 @@ def merge_kernel(
     bins = kernel["recv"]["bins"]
     done_at = kernel["recv"]["done_at"]
     samples = kernel["send"]["samples"]
-    mss = plan[0]["mss"]
+    mss = plan[0]["mss"] if plan else 1448
     wire = (mss + 52) / mss  # headers of full segments: wire bytes per payload byte
     for i, f in enumerate(s["flows"][:n_tcp]):
         goodput, got = _window_goodput(bins[i], interval_s, ms, me)
@@ -63,15 +74,18 @@ def merge_kernel(
         f["packets_sent"] = int(_at(samples[i], me, 6) - _at(samples[i], ms, 6))
         f["timeouts"] = 0  # TCP_INFO has no RTO count
         f["fct_s"] = (done_at[i] - plan[i]["start_s"]) if done_at[i] is not None else None
+    udp_bins = _merge_udp(s, kernel, n_tcp, udp_plan or [], interval_s)
     tcp_goodputs = [f["goodput_mbps"] for f in s["flows"][:n_tcp]]
     total = sum(f["goodput_mbps"] for f in s["flows"])
     active = [x for x in tcp_goodputs if x > 0]
     if active:
         s["jain_index"] = sum(active) ** 2 / (len(active) * sum(x * x for x in active))
     for g in s.get("groups", []):
-        if g["protocol"] != "tcp":
+        if g["protocol"] != "tcp" and not udp_bins:
             continue
-        members = [f for f in s["flows"][:n_tcp] if f["group"] == g["group"]]
+        members = [
+            f for f in s["flows"] if f["group"] == g["group"] and f["protocol"] == g["protocol"]
+        ]
         g["goodput_mbps"] = sum(f["goodput_mbps"] for f in members)
         g["throughput_mbps"] = sum(f["throughput_mbps"] for f in members)
         g["share"] = g["goodput_mbps"] / total if total > 0 else 0.0
@@ -79,11 +93,38 @@ def merge_kernel(
     if s.get("fct") is not None and fcts:
         s["fct"]["mean_s"] = sum(fcts) / len(fcts)
     _flows_table(result, n_tcp)
-    _flow_series(result, plan, bins, interval_s, wire)
+    _flow_series(result, plan, bins, interval_s, wire, udp_bins)
     _cc_trace(result, samples)
     for name in SENDER_ONLY_TABLES:
         if name in tables:
             tables[name] = _empty_like(tables[name])
+
+
+def _merge_udp(
+    s: dict[str, Any],
+    kernel: dict[str, Any],
+    n_tcp: int,
+    udp_plan: list[dict[str, Any]],
+    interval_s: float,
+) -> list[list[int]]:
+    """The kernel-played UDP sources' summary figures; returns their receivers' bins."""
+    if not udp_plan:
+        return []
+    ms, me = s["measure_start_s"], s["measure_end_s"]
+    udp_bins = kernel["recv"]["udp_bins"]
+    sent = kernel["send"]["udp_sent"]
+    received = kernel["recv"]["udp_datagrams"]
+    for u, f in enumerate(s["flows"][n_tcp : n_tcp + len(udp_plan)]):
+        goodput, got = _window_goodput(udp_bins[u], interval_s, ms, me)
+        f["goodput_mbps"] = goodput
+        f["throughput_mbps"] = goodput
+        f["bytes_delivered"] = got
+        f["algorithm"] = f["algorithm"] + " (linux)"
+    s["emulation_udp"] = [
+        {"datagrams_sent": sent[u][0], "bytes_sent": sent[u][1], "datagrams_received": received[u]}
+        for u in range(len(udp_plan))
+    ]
+    return udp_bins
 
 
 def _flows_table(result: Any, n_tcp: int) -> None:
@@ -107,33 +148,42 @@ def _flows_table(result: Any, n_tcp: int) -> None:
 
 
 def _flow_series(
-    result: Any, plan: list[dict[str, Any]], bins: list[list[int]], interval_s: float, wire: float
+    result: Any,
+    plan: list[dict[str, Any]],
+    bins: list[list[int]],
+    interval_s: float,
+    wire: float,
+    udp_bins: list[list[int]],
 ) -> None:
     old = result.tables["flow_series"]
     n_tcp = len(plan)
+    every = bins + udp_bins
     rows = old.to_pylist()
     by_key = {(round(r["time_s"], 9), r["flow_id"]): r for r in rows}
     for r in rows:
-        if r["flow_id"] < n_tcp:
+        if r["flow_id"] < len(every):
             k = round(r["time_s"] / interval_s) - 1
-            got = bins[r["flow_id"]][k] if 0 <= k < len(bins[r["flow_id"]]) else 0
+            got = every[r["flow_id"]][k] if 0 <= k < len(every[r["flow_id"]]) else 0
             r["goodput_mbps"] = got * 8 / interval_s / 1e6
-            r["throughput_mbps"] = r["goodput_mbps"] * wire
+            r["throughput_mbps"] = r["goodput_mbps"] * (wire if r["flow_id"] < n_tcp else 1.0)
             r["bytes_delivered"] = got
     del by_key
     result.tables["flow_series"] = pa.Table.from_pylist(rows, schema=old.schema)
     gs = result.tables.get("group_series")
     if gs is not None and gs.num_rows:
+        flows = result.summary["flows"]
         fs = {}
         for r in rows:
-            if r["flow_id"] < n_tcp:
-                key = (round(r["time_s"], 9), plan[r["flow_id"]]["group"])
+            if r["flow_id"] < len(every):
+                f = flows[r["flow_id"]]
+                key = (round(r["time_s"], 9), f["protocol"], f["group"])
                 fs[key] = fs.get(key, 0.0) + r["goodput_mbps"]
         grows = gs.to_pylist()
         for r in grows:
-            if r["protocol"] == "tcp":
-                r["goodput_mbps"] = fs.get((round(r["time_s"], 9), r["group"]), 0.0)
-                r["throughput_mbps"] = r["goodput_mbps"] * wire
+            key = (round(r["time_s"], 9), r["protocol"], r["group"])
+            if r["protocol"] == "tcp" or (r["protocol"] == "udp" and udp_bins):
+                r["goodput_mbps"] = fs.get(key, 0.0)
+                r["throughput_mbps"] = r["goodput_mbps"] * (wire if r["protocol"] == "tcp" else 1.0)
         result.tables["group_series"] = pa.Table.from_pylist(grows, schema=gs.schema)
 
 

@@ -12,12 +12,23 @@ Standard library only (it starts in the namespaces in a fraction of a second). T
   control set on the socket (``TCP_CONGESTION``), writes a bulk stream until the flow's
   stop (or the run's end) or its finite transfer, and samples ``TCP_INFO`` every
   interval (cwnd, ssthresh, srtt, packets in flight, total retransmissions, segments sent).
+
+UDP sources (``udp`` in the config, when the kernel plays them): source ``u`` sends
+datagrams of ``packet_size - 28`` bytes (IP packets of ``packet_size``, the size a
+simulated source's packets have on the wire) to port ``udp_base_port + u`` from
+``start_s`` to ``stop_s`` (or the run's end), at the times a simulated source would: every
+``packet_size * 8 / rate`` seconds (CBR) or after exponential gaps of that mean (Poisson),
+each time taken from the schedule, not from the previous send, so a late wake-up sends
+what fell due at once rather than lowering the rate; ECT(0) in ``IP_TOS`` for an ECN
+source. The receiver counts each source's IP bytes (datagram + 28) per stats interval.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import random
 import selectors
 import socket
 import struct
@@ -75,6 +86,10 @@ TCP_INFO_FIELDS = (
 TCP_INFO_BYTES = struct.calcsize(TCP_INFO_FORMAT)
 CHUNK = 1 << 16
 SO_MAX_PACING_RATE = 47  # include/uapi/asm-generic/socket.h
+#: IPv4 + UDP headers: a datagram of n bytes is an IP packet of n + 28.
+UDP_IP_HEADER_BYTES = 28
+#: ECT(0) in the IP header's ECN field (RFC 3168 §5), set on a UDP socket through IP_TOS.
+ECT0 = 2
 
 
 def packets_in_flight(info: dict[str, int]) -> int:
@@ -114,10 +129,31 @@ def receive(cfg: dict, out_path: str) -> None:
         ls.listen(4)
         ls.setblocking(False)
         sel.register(ls, selectors.EVENT_READ, ("listen", i))
+    sources = cfg.get("udp", [])
+    udp_bins = [[0] * n_bins for _ in sources]
+    udp_datagrams = [0] * len(sources)
+    for u, _ in enumerate(sources):
+        us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        # Room for a burst the selector loop has not drained yet (4 MB).
+        us.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        us.bind((cfg["receiver_ip"], cfg["udp_base_port"] + u))
+        us.setblocking(False)
+        sel.register(us, selectors.EVENT_READ, ("udp", u))
     buf = bytearray(CHUNK)
     while time.monotonic() < end:
         for key, _ in sel.select(timeout=0.05):
             role, i = key.data
+            if role == "udp":
+                while True:
+                    try:
+                        n = key.fileobj.recv_into(buf)
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    b = int((time.monotonic() - t0) / interval)
+                    if 0 <= b < n_bins:
+                        udp_bins[i][b] += n + UDP_IP_HEADER_BYTES
+                    udp_datagrams[i] += 1
+                continue
             if role == "listen":
                 conn, _ = key.fileobj.accept()
                 conn.setblocking(False)
@@ -142,7 +178,48 @@ def receive(cfg: dict, out_path: str) -> None:
             if size and done_at[i] is None and total[i] >= size:
                 done_at[i] = now - t0
     with open(out_path, "w", encoding="utf-8") as f:
-        json.dump({"bins": bins, "total": total, "done_at": done_at}, f)
+        json.dump(
+            {
+                "bins": bins,
+                "total": total,
+                "done_at": done_at,
+                "udp_bins": udp_bins,
+                "udp_datagrams": udp_datagrams,
+            },
+            f,
+        )
+
+
+def send_udp(cfg: dict, u: int, sent: list[list[int]], errors: list[str | None]) -> None:
+    """Play UDP source ``u`` of the config (see the module's docstring)."""
+    src = cfg["udp"][u]
+    t0 = cfg["t0"]
+    end = t0 + cfg["duration_s"]
+    stop = min(end, t0 + src["stop_s"]) if src["stop_s"] is not None else end
+    gap = src["packet_size"] * 8 / src["rate_bps"]
+    rng = random.Random(u)
+    payload = b"\0" * max(0, src["packet_size"] - UDP_IP_HEADER_BYTES)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if src["ecn"]:
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, ECT0)
+    dest = (cfg["receiver_ip"], cfg["udp_base_port"] + u)
+    due = t0 + src["start_s"]
+    while due < stop:
+        left = due - time.monotonic()
+        if left > 0:
+            time.sleep(min(left, 0.05))
+            continue
+        try:
+            s.sendto(payload, dest)
+            sent[u][0] += 1
+            sent[u][1] += src["packet_size"]
+        except OSError as exc:
+            # ENOBUFS/EAGAIN: the device's queue is full and the datagram is lost, as at a
+            # full NIC ring; anything else is the sender's failure.
+            if exc.errno not in (errno.ENOBUFS, errno.EAGAIN) and errors[u] is None:
+                errors[u] = f"udp send: {exc}"
+        due += gap if src["pattern"] == "cbr" else rng.expovariate(1.0 / gap)
+    s.close()
 
 
 def send(cfg: dict, out_path: str) -> None:
@@ -185,7 +262,14 @@ def send(cfg: dict, out_path: str) -> None:
         except OSError as exc:
             errors[i] = f"send: {exc}"
 
+    n_udp = len(cfg.get("udp", []))
+    udp_sent = [[0, 0] for _ in range(n_udp)]
+    udp_errors: list[str | None] = [None] * n_udp
     threads = [threading.Thread(target=run_flow, args=(i,), daemon=True) for i in range(len(flows))]
+    threads += [
+        threading.Thread(target=send_udp, args=(cfg, u, udp_sent, udp_errors), daemon=True)
+        for u in range(n_udp)
+    ]
     for t in threads:
         t.start()
     k = 1
@@ -216,7 +300,15 @@ def send(cfg: dict, out_path: str) -> None:
             break
         k += 1
     with open(out_path, "w", encoding="utf-8") as f:
-        json.dump({"samples": samples, "final": finals, "errors": errors}, f)
+        json.dump(
+            {
+                "samples": samples,
+                "final": finals,
+                "errors": errors + udp_errors,
+                "udp_sent": udp_sent,
+            },
+            f,
+        )
     sys.stdout.flush()
     os._exit(0)  # the connections need no orderly close: the network goes away next
 

@@ -4,7 +4,7 @@
 
 use crate::net::packet::Ecn;
 
-/// What the emulator needs of a TCP segment in an IPv4 packet.
+/// What the emulator needs of a TCP segment (or a UDP datagram) in an IPv4 packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TcpView {
     pub total_len: u32,
@@ -12,6 +12,59 @@ pub struct TcpView {
     pub src_port: u16,
     pub dst_port: u16,
     pub ecn: Ecn,
+}
+
+/// Parse an IPv4 packet carrying UDP (RFC 768): its ports and lengths (the payload is
+/// what follows the 8-byte UDP header); `None` for anything else.
+pub fn parse_udp(pkt: &[u8]) -> Option<TcpView> {
+    let (ihl, total_len) = ipv4_lengths(pkt, 17)?;
+    if total_len < ihl + 8 {
+        return None;
+    }
+    let udp = &pkt[ihl..total_len];
+    Some(TcpView {
+        total_len: total_len as u32,
+        payload_len: (udp.len() - 8) as u32,
+        src_port: u16::from_be_bytes([udp[0], udp[1]]),
+        dst_port: u16::from_be_bytes([udp[2], udp[3]]),
+        ecn: ecn_of(pkt),
+    })
+}
+
+/// The header length and total length of an unfragmented IPv4 packet of protocol
+/// `proto` that the buffer holds whole.
+fn ipv4_lengths(pkt: &[u8], proto: u8) -> Option<(usize, usize)> {
+    if pkt.len() < 20 || pkt[0] >> 4 != 4 {
+        return None;
+    }
+    let ihl = usize::from(pkt[0] & 0x0f) * 4;
+    let total_len = usize::from(u16::from_be_bytes([pkt[2], pkt[3]]));
+    let frag = u16::from_be_bytes([pkt[6], pkt[7]]) & 0x3fff; // MF flag and offset
+    (ihl >= 20 && pkt[9] == proto && frag == 0 && total_len <= pkt.len() && total_len >= ihl)
+        .then_some((ihl, total_len))
+}
+
+fn ecn_of(pkt: &[u8]) -> Ecn {
+    match pkt[1] & 3 {
+        0 => Ecn::NotEct,
+        1 => Ecn::Ect1,
+        2 => Ecn::Ect0,
+        _ => Ecn::Ce,
+    }
+}
+
+/// The packet with its ECN field set to `ecn` (as the network carried it at some point)
+/// and a valid header checksum; unchanged if it already has that field.
+pub fn with_ecn(pkt: &[u8], ecn: Ecn) -> std::borrow::Cow<'_, [u8]> {
+    if pkt.len() < 20 || pkt[1] & 3 == ecn as u8 {
+        return std::borrow::Cow::Borrowed(pkt);
+    }
+    let mut out = pkt.to_vec();
+    let ihl = usize::from(out[0] & 0x0f) * 4;
+    out[1] = (out[1] & !3) | ecn as u8;
+    let sum = header_checksum(&out[..ihl.min(out.len())]);
+    out[10..12].copy_from_slice(&sum.to_be_bytes());
+    std::borrow::Cow::Owned(out)
 }
 
 /// Parse an IPv4 packet carrying TCP; `None` for anything else (IPv6, ICMP, fragments,
@@ -147,5 +200,36 @@ mod tests {
         let mut not_ect = segment(0);
         set_ce(&mut not_ect);
         assert_eq!(not_ect, segment(0));
+    }
+
+    /// A UDP datagram (RFC 768: 8-byte header, ports first) in a 152-byte IP packet:
+    /// 152 - 20 - 8 bytes of payload; the same bytes marked TCP are not UDP.
+    #[test]
+    fn parses_udp_datagrams() {
+        let mut p = segment(1);
+        p[9] = 17;
+        p[20..22].copy_from_slice(&40001u16.to_be_bytes());
+        p[22..24].copy_from_slice(&6201u16.to_be_bytes());
+        let v = parse_udp(&p).unwrap();
+        assert_eq!((v.total_len, v.payload_len), (152, 152 - 28));
+        assert_eq!((v.src_port, v.dst_port, v.ecn), (40001, 6201, Ecn::Ect1));
+        assert_eq!(parse_udp(&segment(0)), None);
+    }
+
+    /// A capture shows the ECN field as the network carried the packet: setting it
+    /// rewrites only that field and keeps the header checksum valid.
+    #[test]
+    fn with_ecn_sets_the_field_and_the_checksum() {
+        let p = segment(2);
+        assert!(matches!(
+            with_ecn(&p, Ecn::Ect0),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let ce = with_ecn(&p, Ecn::Ce);
+        assert_eq!(ce[1] & 3, 3);
+        assert!(verifies(&ce[..20]));
+        assert_eq!(&ce[20..], &p[20..]);
+        let back = with_ecn(&ce, Ecn::Ect0);
+        assert_eq!(&back[..], &p[..]);
     }
 }

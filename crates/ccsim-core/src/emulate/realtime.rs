@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 
-use super::ipv4::{self, parse_tcp};
+use super::ipv4::{self, parse_tcp, parse_udp};
 use super::tun::Tun;
 use crate::net::packet::{Ecn, PacketId, PacketKind};
 use crate::results::RunOutput;
-use crate::sim::World;
+use crate::sim::{ExternalCapture, World};
 
 /// The emulator's timing error over a run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -20,9 +20,11 @@ pub struct Timing {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
-    /// Packets read from a TUN and injected; read but not a known flow's TCP (ignored);
+    /// Packets read from a TUN and injected (of them, UDP datagrams); read but not a
+    /// known flow's TCP or a known source's UDP (ignored);
     /// released but not written (the device's queue was full or it was gone).
     pub injected: u64,
+    pub injected_udp: u64,
     pub ignored: u64,
     pub write_failures: u64,
     /// The largest IP packet read from a TUN (at most one MTU when no offload merged
@@ -121,10 +123,22 @@ impl Payloads {
     }
 }
 
+/// Which ports name which flows: TCP flow `i`'s receiver listens on `tcp_base + i`; UDP
+/// source `u` sends to `udp_base + u` when the kernel plays the UDP sources (`None`:
+/// they stay simulated and the emulator's reads ignore UDP).
+#[derive(Debug, Clone, Copy)]
+pub struct Ports {
+    pub tcp_base: u16,
+    pub udp_base: Option<u16>,
+}
+
 struct Emulator<'a> {
     tuns: [&'a Tun; 2],
     base_port: u16,
+    udp_base_port: Option<u16>,
     n_flows: u32,
+    n_udp: u32,
+    captures: Vec<ExternalCapture>,
     start_ns: u64,
     payloads: Payloads,
     lateness: Histogram<u64>,
@@ -138,8 +152,20 @@ impl Emulator<'_> {
         monotonic_ns().saturating_sub(self.start_ns)
     }
 
-    /// Write the packets that reached an endpoint: data to the receivers' TUN, ACKs to
-    /// the senders', each CE-marked if the network marked it.
+    /// Write the external packets that started transmission on a captured link to the
+    /// capture, with their real bytes and the ECN field they had then. Called before any
+    /// new packet is injected, so every id still names the bytes it named then.
+    fn capture(&mut self, world: &mut World) {
+        world.take_captures(&mut self.captures);
+        for c in self.captures.drain(..) {
+            if let Some(pkt) = self.payloads.bytes.get(c.id as usize) {
+                world.record_capture(&c, &ipv4::with_ecn(pkt, c.ecn));
+            }
+        }
+    }
+
+    /// Write the packets that reached an endpoint: data and UDP to the receivers' TUN,
+    /// ACKs to the senders', each CE-marked if the network marked it.
     fn release(&mut self, world: &mut World) {
         let due = world.now_ns();
         world.take_arrivals(&mut self.arrivals);
@@ -148,7 +174,7 @@ impl Emulator<'_> {
             if ecn == Ecn::Ce {
                 ipv4::set_ce(pkt);
             }
-            let tun = if kind == PacketKind::TcpData {
+            let tun = if kind != PacketKind::TcpAck {
                 self.tuns[1]
             } else {
                 self.tuns[0]
@@ -168,11 +194,33 @@ impl Emulator<'_> {
         }
     }
 
+    /// A UDP datagram from the senders' side to a known source's port: inject it (its
+    /// whole IP packet counts as payload, as a simulated source's packet does).
+    fn inject_udp(&mut self, world: &mut World, pkt: &[u8]) -> bool {
+        let (Some(base), Some(v)) = (self.udp_base_port, parse_udp(pkt)) else {
+            return false;
+        };
+        let u = u32::from(v.dst_port.wrapping_sub(base));
+        if v.dst_port < base || u >= self.n_udp {
+            return false;
+        }
+        self.timing.max_packet_bytes = self.timing.max_packet_bytes.max(v.total_len);
+        let id = world.inject_udp(u, v.total_len, v.total_len, v.ecn);
+        self.payloads.put(id, pkt);
+        self.timing.injected += 1;
+        self.timing.injected_udp += 1;
+        self.capture(world);
+        true
+    }
+
     /// Inject every packet waiting on either TUN at the current time.
     fn read_all(&mut self, world: &mut World, buf: &mut [u8], live: bool) -> std::io::Result<()> {
         for side in 0..2 {
             while let Some(n) = self.tuns[side].read(buf)? {
                 let pkt = &buf[..n];
+                if live && side == 0 && self.inject_udp(world, pkt) {
+                    continue;
+                }
                 let view = parse_tcp(pkt);
                 let flow = view.and_then(|v| {
                     let port = if side == 0 { v.dst_port } else { v.src_port };
@@ -187,6 +235,8 @@ impl Emulator<'_> {
                 let id = world.inject_tcp(f, side == 0, v.total_len, v.payload_len, v.ecn);
                 self.payloads.put(id, pkt);
                 self.timing.injected += 1;
+                // An idle first link starts sending it at once.
+                self.capture(world);
             }
         }
         Ok(())
@@ -194,17 +244,21 @@ impl Emulator<'_> {
 }
 
 /// Run `world` (built from the scenario) in real time between the senders' TUN
-/// (`tuns[0]`) and the receivers' (`tuns[1]`), simulated time zero at `start_ns` on
+/// (`tuns[0]`) and the receivers' (`tuns[1]`), flows told apart by `ports` (with a UDP
+/// base port the kernel plays the UDP sources too), simulated time zero at `start_ns` on
 /// `CLOCK_MONOTONIC`. `progress` is called about every 100 ms with the fraction done; it
 /// returns false to stop early (the run's tables are still returned).
 pub fn run(
     mut world: World,
     tuns: [&Tun; 2],
-    base_port: u16,
+    ports: Ports,
     start_ns: u64,
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> std::io::Result<EmulateOutput> {
     world.set_external_tcp();
+    if ports.udp_base.is_some() {
+        world.set_external_udp();
+    }
     // Wake from ppoll on time, not up to the default 50 µs timer slack late.
     // SAFETY: PR_SET_TIMERSLACK takes a plain integer.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
@@ -212,8 +266,11 @@ pub fn run(
     let rt_on = rt.is_some();
     let mut em = Emulator {
         tuns,
-        base_port,
+        base_port: ports.tcp_base,
+        udp_base_port: ports.udp_base,
         n_flows: world.tcp_flows() as u32,
+        n_udp: world.udp_sources() as u32,
+        captures: Vec::new(),
         start_ns,
         payloads: Payloads { bytes: Vec::new() },
         // 1 ns to 100 s, 3 significant figures (lateness beyond is clamped to 100 s).
@@ -243,6 +300,7 @@ pub fn run(
     loop {
         let now = em.elapsed_ns();
         world.run_due(now, &mut |w| em.release(w));
+        em.capture(&mut world);
         if let Some(e) = em.write_error.take() {
             return Err(e);
         }

@@ -5,6 +5,16 @@
 //! reverse path) is the scenario's own build. Nothing here runs in a simulated run.
 
 use super::world::World;
+
+/// An external packet starting its transmission on a captured link: the emulator writes
+/// its real bytes, with the ECN field as the network left it so far, to the capture.
+#[derive(Debug, Clone, Copy)]
+pub struct ExternalCapture {
+    pub iface: u32,
+    pub time_ns: u64,
+    pub id: PacketId,
+    pub ecn: Ecn,
+}
 use crate::engine::Event;
 use crate::net::packet::{Ecn, Packet, PacketId, PacketKind};
 
@@ -13,6 +23,61 @@ impl World {
     /// start, and their packets reaching an endpoint wait in [`World::take_arrivals`].
     pub fn set_external_tcp(&mut self) {
         self.external_tcp = true;
+    }
+
+    /// Hand every UDP source to the outside as well: the simulated sources never send,
+    /// and their packets reaching the receiver wait in [`World::take_arrivals`] (still
+    /// counted as a simulated source's arrivals are).
+    pub fn set_external_udp(&mut self) {
+        self.external_udp = true;
+    }
+
+    /// The number of UDP sources (flows `tcp_flows()..` in the scenario's order).
+    pub fn udp_sources(&self) -> usize {
+        self.udp.len()
+    }
+
+    /// A packet of external UDP source `u` (0-based among the UDP sources) enters the
+    /// network now on the source's route, counted as a simulated source's packet is.
+    pub fn inject_udp(
+        &mut self,
+        u: u32,
+        size_bytes: u32,
+        payload_bytes: u32,
+        ecn: Ecn,
+    ) -> PacketId {
+        let now = self.sched.now();
+        let src = &mut self.udp[u as usize];
+        let p = Packet {
+            kind: PacketKind::Udp,
+            flow: src.flow,
+            route: src.route,
+            size_bytes,
+            payload_bytes,
+            ecn,
+            ts_val: now,
+            seq: src.packets_sent,
+            ..Packet::default()
+        };
+        src.packets_sent += 1;
+        src.bytes_sent += u64::from(size_bytes);
+        let (flow, route) = (src.flow, src.route);
+        let id = self.pool.alloc(p);
+        self.counters[flow as usize].sent += 1;
+        let first = self.routes.first_link(route);
+        crate::net::datapath::enqueue(self, first, id);
+        id
+    }
+
+    /// Take the external packets that started transmission on a captured link since the
+    /// last call (their pool slots stay theirs until they arrive or are dropped).
+    pub fn take_captures(&mut self, out: &mut Vec<ExternalCapture>) {
+        out.append(&mut self.external_captures);
+    }
+
+    /// Write an external packet's real bytes to the capture (see [`ExternalCapture`]).
+    pub fn record_capture(&mut self, c: &ExternalCapture, ip: &[u8]) {
+        self.rec.on_external_capture(c.iface, c.time_ns, ip);
     }
 
     /// The number of TCP flows (flows `0..n` are TCP, in the scenario's order).

@@ -23,6 +23,7 @@ pub use crate::qdisc::droptail::Limit as DropTailLimit;
 pub use crate::trace::TABLE_NAMES;
 pub use build::{build, network_report, LinkReport, NetworkReport};
 pub use estimate::{estimate, Estimate};
+pub use external::ExternalCapture;
 pub use stepper::{FlowInterval, Stepper};
 pub use world::{FlowState, ParamUpdate, World};
 

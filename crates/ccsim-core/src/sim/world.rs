@@ -115,6 +115,12 @@ pub struct World {
     /// never start. Off in every simulated run.
     pub(crate) external_tcp: bool,
     pub(crate) external_arrivals: Vec<PacketId>,
+    /// Emulation with the UDP sources played by kernel sockets too: their simulated
+    /// sources never send, and their packets are parked like the TCP flows'.
+    pub(crate) external_udp: bool,
+    /// Emulation: external packets starting transmission on a captured link, for the
+    /// emulator to write with their real bytes (`[trace] pcap`).
+    pub(crate) external_captures: Vec<super::external::ExternalCapture>,
 }
 
 impl World {
@@ -458,6 +464,8 @@ impl World {
             }
             Event::DeadlineTick(f) => self.deadline_tick(f),
             Event::FlowStop(f) => self.tcp[f as usize].sender.stop(),
+            // Emulated: a kernel UDP socket plays this source (see `external_udp`).
+            Event::UdpSend(_) if self.external_udp => {}
             Event::UdpSend(u) => self.udp_send(u),
             Event::StatsTick => self.stats_tick(),
             Event::MeasureStart => {
@@ -528,6 +536,14 @@ impl World {
         }
         if self.external_tcp && p.kind != PacketKind::Udp {
             self.counters[p.flow as usize].arrived += 1;
+            self.external_arrivals.push(id);
+            return;
+        }
+        if self.external_udp && p.kind == PacketKind::Udp {
+            // Counted as a simulated source's arrival is, then written out.
+            let (flow, payload) = (p.flow as usize, u64::from(p.payload_bytes));
+            self.counters[flow].arrived += 1;
+            self.udp[flow - self.tcp.len()].bytes_received += payload;
             self.external_arrivals.push(id);
             return;
         }
@@ -745,6 +761,25 @@ impl LinkEnv for World {
     #[cold]
     fn on_capture(&mut self, l: u32, id: PacketId) {
         let (iface, now) = (self.links[l as usize].pcap_iface, self.sched.now());
+        if self.external_tcp || self.external_udp {
+            let p = self.pool.get(id);
+            let external = if p.kind == PacketKind::Udp {
+                self.external_udp
+            } else {
+                self.external_tcp
+            };
+            if external {
+                let ecn = p.ecn;
+                self.external_captures
+                    .push(super::external::ExternalCapture {
+                        iface,
+                        time_ns: now,
+                        id,
+                        ecn,
+                    });
+                return;
+            }
+        }
         self.rec
             .on_departure_capture(iface, now, &self.pool, id, &self.tcp);
     }

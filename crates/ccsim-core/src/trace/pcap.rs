@@ -125,6 +125,41 @@ impl Pcap {
         self.block(EPB, &body);
     }
 
+    /// Record a real IPv4 packet (an emulated run's kernel packet, [`crate::emulate`])
+    /// leaving interface `iface` at `now_ns`: Ethernet II with the same locally
+    /// administered MACs made from its addresses as a synthesised frame, then its own IP
+    /// and transport headers, truncated after them as [`Pcap::record`] truncates (the
+    /// original length is the whole packet's). Counts against the same `max_packets`.
+    pub fn record_ip(&mut self, iface: u32, now_ns: u64, ip: &[u8]) {
+        if self.packets >= self.max_packets {
+            self.dropped += 1;
+            return;
+        }
+        self.packets += 1;
+        let (snap, total) = ip_headers_len(ip);
+        let mut frame = Vec::with_capacity(14 + snap);
+        let (src, dst) = if ip.len() >= 20 {
+            (&ip[12..16], &ip[16..20])
+        } else {
+            (&[0u8; 4][..], &[0u8; 4][..])
+        };
+        frame.extend_from_slice(&[0x02, 0x00]);
+        frame.extend_from_slice(dst);
+        frame.extend_from_slice(&[0x02, 0x00]);
+        frame.extend_from_slice(src);
+        frame.extend_from_slice(&0x0800u16.to_be_bytes());
+        frame.extend_from_slice(&ip[..snap]);
+        let mut body = Vec::with_capacity(20 + frame.len());
+        body.extend_from_slice(&iface.to_le_bytes());
+        body.extend_from_slice(&((now_ns >> 32) as u32).to_le_bytes());
+        body.extend_from_slice(&(now_ns as u32).to_le_bytes());
+        body.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        body.extend_from_slice(&((14 + total) as u32).to_le_bytes());
+        body.extend_from_slice(&frame);
+        body.resize(pad4(body.len()), 0);
+        self.block(EPB, &body);
+    }
+
     /// The file's bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.buf
@@ -148,6 +183,23 @@ pub fn addresses(f: u32) -> ([u8; 4], [u8; 4]) {
     let k = ((f >> 16) & 63) as u8;
     let (hi, lo) = ((f >> 8) as u8, f as u8);
     ([10, 1 + 2 * k, hi, lo], [10, 2 + 2 * k, hi, lo])
+}
+
+/// Of a real IPv4 packet: the bytes up to the end of its TCP (data offset) or UDP (8
+/// bytes) header, which a headers-only capture keeps, and its total length; anything it
+/// cannot read is kept whole.
+fn ip_headers_len(ip: &[u8]) -> (usize, usize) {
+    if ip.len() < 20 || ip[0] >> 4 != 4 {
+        return (ip.len(), ip.len());
+    }
+    let ihl = usize::from(ip[0] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([ip[2], ip[3]])).min(ip.len());
+    let l4 = match ip[9] {
+        6 if ip.len() >= ihl + 13 => usize::from(ip[ihl + 12] >> 4) * 4,
+        17 => 8,
+        _ => total.saturating_sub(ihl),
+    };
+    ((ihl + l4).min(total), total)
 }
 
 /// RFC 1071 checksum of an IPv4 header.
@@ -299,5 +351,42 @@ mod tests {
             u32::from_be_bytes([f[38], f[39], f[40], f[41]]),
             7 * 1448 + 1
         );
+    }
+
+    /// A real packet (20-byte IP header, 32-byte TCP header with options, 100 bytes of
+    /// data) is kept up to the end of its TCP header: an Enhanced Packet Block whose
+    /// captured length is 14 + 52 and original length 14 + 152 (pcapng §4.3), the
+    /// Ethernet addresses made from the IP ones as in a synthesised frame; a UDP packet
+    /// keeps 8 transport bytes.
+    #[test]
+    fn real_packets_keep_their_headers_only() {
+        let mut ip = vec![0u8; 152];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&152u16.to_be_bytes());
+        ip[9] = 6;
+        ip[12..16].copy_from_slice(&[10, 203, 1, 1]);
+        ip[16..20].copy_from_slice(&[10, 203, 2, 1]);
+        ip[32] = 8 << 4;
+        let mut cap = Pcap::new(&["bottleneck".into()], 1);
+        let header_len = cap.bytes().len();
+        cap.record_ip(0, 5_000_000_001, &ip);
+        cap.record_ip(0, 6, &ip); // over the budget of one packet
+        assert_eq!(cap.dropped, 1);
+        let epb = &cap.bytes()[header_len..];
+        let word = |o: usize| u32::from_le_bytes(epb[o..o + 4].try_into().unwrap());
+        assert_eq!(word(0), EPB);
+        assert_eq!(word(8), 0, "interface 0");
+        assert_eq!(
+            (u64::from(word(12)) << 32) | u64::from(word(16)),
+            5_000_000_001
+        );
+        assert_eq!((word(20), word(24)), (14 + 52, 14 + 152));
+        let frame = &epb[28..28 + 66];
+        assert_eq!(&frame[..6], &[2, 0, 10, 203, 2, 1]);
+        assert_eq!(&frame[6..12], &[2, 0, 10, 203, 1, 1]);
+        assert_eq!(&frame[14..], &ip[..52]);
+        let mut udp = ip.clone();
+        udp[9] = 17;
+        assert_eq!(ip_headers_len(&udp), (28, 152));
     }
 }

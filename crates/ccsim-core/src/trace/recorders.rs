@@ -360,6 +360,15 @@ impl Recorders {
         cap.record(iface, now_ns, p, sack, wire);
     }
 
+    /// Write a real packet's bytes (an emulated run's kernel packet), starting its
+    /// transmission on a link captured on pcapng interface `iface`, to the capture.
+    #[cold]
+    pub fn on_external_capture(&mut self, iface: u32, now_ns: u64, ip: &[u8]) {
+        if let Some(cap) = self.pcap.as_mut() {
+            cap.record_ip(iface, now_ns, ip);
+        }
+    }
+
     /// Flow `flow`'s current transfer ended (every byte acknowledged).
     pub fn on_transfer_end(&mut self, flow: &TcpFlow, id: u32) {
         self.transfers.push(Transfer::current(flow, id));

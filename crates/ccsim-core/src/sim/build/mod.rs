@@ -90,6 +90,8 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         rec,
         external_tcp: false,
         external_arrivals: Vec::new(),
+        external_udp: false,
+        external_captures: Vec::new(),
     };
     schedule::qdisc_timers(&mut world);
     schedule::changes(sc, &mut world)?;
