@@ -47,9 +47,38 @@ CAUSES: list[tuple[Any, str]] = [
         "delay estimate non-zero 46% of the time) and its 5 drops in 2.8-4.0 s come one at a "
         "time, each halving ssthresh (19 -> 3 by 3.63 s), so it sends only 247 packets "
         "there and reaches p 0.32 at 4 s. Without RACK ccsim's overshoot ends in two RTOs "
-        "(1.76 s, 2.44 s) with cwnd 1-13 (6 drops in 1.55-2.8 s, p 0.12-0.24 at 4 s). Why "
-        "Linux's sender is less bursty than ccsim's after the drain is not yet explained at "
-        "source level",
+        "(1.76 s, 2.44 s) with cwnd 1-13 (6 drops in 1.55-2.8 s, p 0.12-0.24 at 4 s). Where "
+        "ccsim's sender is burstier after the drain is located (note 6): its second and third "
+        "Recovery episodes end with cwnd reset to ssthresh (tcp_end_cwnd_reduction), 156 and "
+        "68 packets back to back, while Linux's second episode does not end in that reset; "
+        "why Linux's does not is not yet established",
+    ),
+    (
+        lambda case, metric: (
+            case.name in ("bbr-codel-30M-10ms", "bbr-fqcodel-20M-50ms-2")
+            and metric == "drop probability"
+        ),
+        "partly traced (note 5): Linux paces BBR in skbs of tcp_tso_autosize()/"
+        "bbr_min_tso_segs() segments, at least 2 at these rates, that leave back to back "
+        "(the capture shows 2-3-packet bursts, ccsim single packets), which raises the "
+        "sojourn CoDel sees; that these bursts alone make the drop episodes is not "
+        "established",
+    ),
+    (
+        lambda case, metric: (
+            case.name == "random-19"
+            and metric in ("share of group 1", "sojourn p50", "sojourn p90")
+        ),
+        "partly traced (note 5): the BBR flows send the same 2-packet TSO-sized bursts in "
+        "Linux (2659 pairs among 3180 bursts in 4-8 s of run 0; ccsim single packets) and "
+        "Linux holds a longer queue (sojourn p50 46 ms against 12 ms, BBR in flight 220/255 "
+        "against 128/198 packets in that run); the step from the bursts to the longer queue "
+        "is not traced",
+    ),
+    (
+        lambda case, metric: case.name == "random-15" and metric == "share of group 1",
+        "not yet explained; checked (note 5): not BBR's TSO-sized bursts, since its BBR "
+        "flows (about 1.2 Mbit/s each) send single packets on both sides",
     ),
 ]
 
