@@ -92,18 +92,20 @@ def test_cli_refuses_without_cap_net_admin_in_one_line(tmp_path: Path, monkeypat
 
 
 def test_tcp_info_layout_matches_the_kernel_header() -> None:
-    # include/uapi/linux/tcp.h: tcpi_delivery_rate (the field after tcpi_data_segs_out)
-    # is at byte 160, tcpi_snd_cwnd at 80, tcpi_rtt at 68.
-    assert traffic.TCP_INFO_BYTES == 160
+    # include/uapi/linux/tcp.h (Linux 6.7-6.18): tcpi_snd_cwnd at byte 80, tcpi_rtt at
+    # 68, tcpi_delivery_rate (after tcpi_data_segs_out) at 160, tcpi_total_rto at 240, and
+    # the struct ends after tcpi_total_rto_time at 248 (7.0's AccECN fields follow).
+    assert traffic.TCP_INFO_BYTES == 248
+    codes = "B" * 8 + "I" * 24 + "Q" * 4 + "I" * 6 + "Q" * 4 + "I" * 2 + "Q" * 2 + "I" * 6
+    codes += "HHI"
     offsets = {}
     pos = 0
-    for name, code in zip(
-        traffic.TCP_INFO_FIELDS, "B" * 8 + "I" * 24 + "Q" * 4 + "I" * 6, strict=True
-    ):
+    for name, code in zip(traffic.TCP_INFO_FIELDS, codes, strict=True):
         pos += (-pos) % struct.calcsize(code)
         offsets[name] = pos
         pos += struct.calcsize(code)
     assert (offsets["snd_cwnd"], offsets["rtt"], offsets["bytes_acked"]) == (80, 68, 120)
+    assert (offsets["delivery_rate"], offsets["total_rto"], pos) == (160, 240, 248)
 
 
 def _leftovers(tag: str) -> list[str]:

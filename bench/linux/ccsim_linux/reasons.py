@@ -48,10 +48,13 @@ CAUSES: list[tuple[Any, str]] = [
         "time, each halving ssthresh (19 -> 3 by 3.63 s), so it sends only 247 packets "
         "there and reaches p 0.32 at 4 s. Without RACK ccsim's overshoot ends in two RTOs "
         "(1.76 s, 2.44 s) with cwnd 1-13 (6 drops in 1.55-2.8 s, p 0.12-0.24 at 4 s). Where "
-        "ccsim's sender is burstier after the drain is located (note 6): its second and third "
-        "Recovery episodes end with cwnd reset to ssthresh (tcp_end_cwnd_reduction), 156 and "
-        "68 packets back to back, while Linux's second episode does not end in that reset; "
-        "why Linux's does not is not yet established",
+        "ccsim's sender is burstier after the drain is located (note 6): Linux re-enters "
+        "Recovery on the ACK that ends each episode (tcp_time_to_recover(), lost_out > 0), "
+        "so PRR undoes tcp_end_cwnd_reduction()'s cwnd = ssthresh before sending, five times "
+        "in 2.04-2.38 s; ccsim does so once, then at 2.178 s finds no lost segment, stays "
+        "Open with cwnd = ssthresh = 165 and sends 156 packets back to back (68 more at "
+        "2.52 s); why Linux has a loss marked at each episode's end and ccsim not is not "
+        "yet established",
     ),
     (
         lambda case, metric: (

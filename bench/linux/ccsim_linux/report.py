@@ -239,7 +239,8 @@ NOTES = [
     "three pairs: the kernel's (and, with jittered starts, ccsim's) run-to-run spread of "
     "few-flow shares and of drop counts in 8 s is larger than the targets. More pairs per "
     "case (`--runs`) narrow them; they are reported as measured.",
-    "4. **What is not compared.** The kernel's `timeouts` (TCP_INFO has no RTO count) and "
+    "4. **What is not compared.** The kernel's `timeouts` (`tcpi_total_rto`, read since "
+    "these runs were stored) and "
     "per-flow wire throughput (estimated from goodput) are not compared; utilisation, "
     "sojourn and drops come from the same emulated queue code on both sides.",
     "5. **BBR's TSO-sized bursts, measured with the emulated capture** (`[trace] pcap` on "
@@ -275,22 +276,29 @@ NOTES = [
     "is not traced. random-15's BBR flows (about 1.2 Mbit/s each, below "
     "`bbr_min_tso_rate`) send single packets on both sides (512 and 227 bursts of 1), so "
     "its share miss is not this and stays not yet explained.",
-    "6. **random-26's bursts after the drain, measured with the emulated capture** (run 0, "
-    "5 s, access link, 1.55-2.8 s, gap 300 µs; `python -m ccsim_linux.bursts DIR --from "
-    "1.55 --to 2.8 --gap-us 300`). Both sides end their first Recovery by setting cwnd to "
-    "ssthresh (`tcp_end_cwnd_reduction()` in `net/ipv4/tcp_input.c`, ccsim's "
-    "`end_cwnd_reduction`): a 173-packet burst at 1.570 s in ccsim, 168 packets at 1.574 s "
-    "in Linux. Both enter a second Recovery with ssthresh halved (ccsim 331 to 165, Linux "
-    "309 to 154 by 2.1 s). There they part: ccsim ends it at 2.178 s with cwnd = ssthresh "
-    "= 165 and sends 156 packets back to back, then 68 at 2.521 s at the end of the next "
-    "episode; Linux sends no burst above 8 packets after 1.574 s, and its `TCP_INFO` shows "
-    "ssthresh 38 and cwnd 31 at 2.2 s, ssthresh 19 at 2.3 s and 10 at 2.4 s. So Linux's "
-    "second episode does not end in the reset: `tcp_end_cwnd_reduction()` skips it in "
-    "Recovery when `tp->undo_marker` is 0, and an RTO (`tcp_enter_loss()`, cwnd 1 and slow "
-    "start) would give a similar trace; which path Linux took is not yet established "
-    "(the traffic program does not sample `tcpi_ca_state` yet). These two bursts are where "
-    "ccsim's 1353 packets and 547 drops in 1.55-2.8 s come from against Linux's 969 and "
-    "288 in this run, and so the higher PIE probability at 4 s behind random-26's misses.",
+    "6. **random-26's bursts after the drain, measured with the emulated capture and "
+    "10 ms `TCP_INFO` samples** (run 0 re-run briefly, one pair: 5 s for the capture of "
+    "the access link, 1.55-2.8 s, gap 300 µs, `python -m ccsim_linux.bursts DIR --from "
+    '1.55 --to 2.8 --gap-us 300`; 3 s with `stats_interval = "10ms"` for '
+    "`tcpi_ca_state`, `tcpi_snd_ssthresh` and `tcpi_total_rto`). Both sides end their "
+    "first Recovery by setting cwnd to ssthresh (`tcp_end_cwnd_reduction()` in "
+    "`net/ipv4/tcp_input.c`, ccsim's `end_cwnd_reduction`): a 173-packet burst at 1.570 s "
+    "in ccsim, 168 packets at 1.574 s in Linux. Linux then stays in Recovery until 2.41 s "
+    "(`tcpi_ca_state` 3 in every sample, no RTO): at the end of each episode it re-enters "
+    "Recovery on the same ACK (`tcp_fastretrans_alert()`: the exit in step D, then "
+    "`tcp_time_to_recover()` true because `lost_out` > 0), so ssthresh halves from the "
+    "cwnd just reset to it, 311, 155, 77, 38, 19, 9 (at 2.04, 2.13, 2.21, 2.25 and 2.38 "
+    "s), and PRR (`tcp_cwnd_reduction()`, in `tcp_cong_control()` on that ACK) brings cwnd "
+    "back to in flight + sndcnt before anything is sent: no burst above 8 packets after "
+    "1.574 s. ccsim does the same at the end of its first episode (ssthresh 331 to 165) "
+    "but not at the end of its second, at 2.178 s: there its `open_state_alert` (Linux's "
+    "`tcp_time_to_recover()` with RACK) finds no lost segment, it stays Open with cwnd = "
+    "ssthresh = 165 and sends 156 packets back to back, and once more 68 packets at 2.521 "
+    "s after the next episode (ssthresh 82). These bursts are where ccsim's 1353 packets "
+    "and 547 drops in 1.55-2.8 s come from against Linux's 969 and 288 in this run, and so "
+    "the higher PIE probability at 4 s behind random-26's misses. Why Linux has a segment "
+    "marked lost when its episodes end and ccsim none at the end of its second is not yet "
+    "established.",
     "",
 ]
 

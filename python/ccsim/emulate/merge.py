@@ -72,7 +72,8 @@ def merge_kernel(
         f["algorithm"] = plan[i]["kernel_cc"] + " (linux)"
         f["retransmits"] = int(_at(samples[i], me, 5) - _at(samples[i], ms, 5))
         f["packets_sent"] = int(_at(samples[i], me, 6) - _at(samples[i], ms, 6))
-        f["timeouts"] = 0  # TCP_INFO has no RTO count
+        # tcpi_total_rto (Linux 6.7+; 0 on older kernels): RTO expirations.
+        f["timeouts"] = int(_at(samples[i], me, 8) - _at(samples[i], ms, 8))
         f["fct_s"] = (done_at[i] - plan[i]["start_s"]) if done_at[i] is not None else None
     udp_bins = _merge_udp(s, kernel, n_tcp, udp_plan or [], interval_s)
     tcp_goodputs = [f["goodput_mbps"] for f in s["flows"][:n_tcp]]

@@ -11,7 +11,9 @@ Standard library only (it starts in the namespaces in a fraction of a second). T
 - ``send`` opens each flow's connection at its start time with the flow's congestion
   control set on the socket (``TCP_CONGESTION``), writes a bulk stream until the flow's
   stop (or the run's end) or its finite transfer, and samples ``TCP_INFO`` every
-  interval (cwnd, ssthresh, srtt, packets in flight, total retransmissions, segments sent).
+  interval (cwnd, ssthresh, srtt, packets in flight, total retransmissions, segments sent,
+  bytes acknowledged, RTO expirations ``tcpi_total_rto``, and the congestion state
+  ``tcpi_ca_state``).
 
 UDP sources (``udp`` in the config, when the kernel plays them): source ``u`` sends
 datagrams of ``packet_size - 28`` bytes (IP packets of ``packet_size``, the size a
@@ -36,9 +38,10 @@ import sys
 import threading
 import time
 
-# struct tcp_info (include/uapi/linux/tcp.h) up to tcpi_data_segs_out: 8 u8, 24 u32,
-# 4 u64, 6 u32.
-TCP_INFO_FORMAT = "8B24I4Q6I"
+# struct tcp_info (include/uapi/linux/tcp.h) up to tcpi_total_rto_time (Linux 6.7+): 8 u8,
+# 24 u32, 4 u64, 6 u32 (to tcpi_data_segs_out), then tcpi_delivery_rate .. tcpi_rehash
+# and the RTO counters (2 u16, 1 u32). An older kernel returns less; the rest reads 0.
+TCP_INFO_FORMAT = "8B24I4Q6I" + "4Q2I2Q6I2HI"
 TCP_INFO_FIELDS = (
     "state",
     "ca_state",
@@ -82,6 +85,23 @@ TCP_INFO_FIELDS = (
     "min_rtt",
     "data_segs_in",
     "data_segs_out",
+    "delivery_rate",
+    "busy_time",
+    "rwnd_limited",
+    "sndbuf_limited",
+    "delivered",
+    "delivered_ce",
+    "bytes_sent",
+    "bytes_retrans",
+    "dsack_dups",
+    "reord_seen",
+    "rcv_ooopack",
+    "snd_wnd",
+    "rcv_wnd",
+    "rehash",
+    "total_rto",
+    "total_rto_recoveries",
+    "total_rto_time",
 )
 TCP_INFO_BYTES = struct.calcsize(TCP_INFO_FORMAT)
 CHUNK = 1 << 16
@@ -102,6 +122,7 @@ def packets_in_flight(info: dict[str, int]) -> int:
 
 def tcp_info(sock: socket.socket) -> dict[str, int]:
     raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_BYTES)
+    raw = raw.ljust(TCP_INFO_BYTES, b"\0")
     return dict(zip(TCP_INFO_FIELDS, struct.unpack(TCP_INFO_FORMAT, raw), strict=True))
 
 
@@ -293,6 +314,8 @@ def send(cfg: dict, out_path: str) -> None:
                     info["total_retrans"],
                     info["data_segs_out"],
                     info["bytes_acked"],
+                    info["total_rto"],
+                    info["ca_state"],
                 ]
             )
             finals[i] = info
