@@ -297,3 +297,28 @@ def test_example_traces_read_back():
     assert square.mean_rate_bps == 15e6
     cellular = read_trace(EXAMPLES / "traces" / "cellular-outages.trace")
     assert len(traces.outages(cellular, 200)) >= 2
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def test_run_plots_draw_a_trace_driven_capacity(tmp_path: Path):
+    from ccsim.plots.run import capacity
+
+    summary = {
+        "duration_s": 8.05,
+        "scenario_dir": str(EXAMPLES),
+        "scenario": {"bottleneck": {"trace": "traces/square-24-6mbps.trace"}},
+    }
+    t, rate = capacity(None, summary)
+    # 100 ms bins over 8.05 s, plus the closing point at the end: 2 s at 24 Mbit/s, 2 s
+    # at 6, looped; the last bin is 50 ms long
+    assert len(t) == 82 and t[-1] == 8.05
+    assert t[:3].tolist() == pytest.approx([0.0, 0.1, 0.2])
+    expected = ([24.0] * 20 + [6.0] * 20) * 2 + [24.0, 24.0]
+    assert rate.tolist() == pytest.approx(expected)
+    # a trace that cannot be read now: no line from the scenario (estimated from the
+    # queue's departures when there are any, here none)
+    summary["scenario"]["bottleneck"]["trace"] = str(tmp_path / "moved.trace")
+    t, rate = capacity(None, summary)
+    assert len(t) == 0
