@@ -5,7 +5,11 @@ and exact packet conservation.
 
 Mutation classes (the audit's): wrong types, negative/zero/huge/NaN/inf numbers, unknown
 and duplicate keys, unicode, long strings, deep nesting, huge counts, extreme rates and
-durations, bad distributions, tiny intervals, trace options at extreme loads.
+durations, bad distributions, tiny intervals, trace options at extreme loads; and link
+models (issue 31): random loss (Bernoulli, Gilbert-Elliott), delay jitter with and without
+reordering, and outages (a zero rate in ``rate_changes``), valid and broken, on either
+direction of the bottleneck. A fifth of the other mutants also get a valid link model, so
+the other mutations meet lossy, jittery links too.
 
     python bench/fuzz.py --mutants 2000 --seed 1 --jobs 2 --limit-gb 4   # long mode
 
@@ -101,7 +105,78 @@ KEYS = [
     "trace.pcap_max_packets",
     "bottleneck.rate_changes",
     "measure",
+    "bottleneck.loss",
+    "bottleneck.jitter",
+    "bottleneck.jitter.dist",
+    "bottleneck.reverse_loss",
 ]
+
+#: Loss models (``bottleneck.loss``, docs/scenario.md "Random loss on a link"): valid
+#: ones first (:data:`VALID_LOSSES` of them), then ones the schema must refuse.
+LOSSES: list[Any] = [
+    0.01,
+    0.0,
+    0.2,
+    {"kind": "bernoulli", "p": 0.05},
+    {"kind": "gilbert_elliott", "p": 0.01, "r": 0.3},
+    {"kind": "gilbert_elliott", "mean_loss": 0.02, "mean_burst": 3},
+    {"kind": "gemodel", "p": 0.05, "r": 0.5, "loss_bad": 0.8, "loss_good": 0.001},
+    1.0,  # every packet lost: valid, and nothing ever arrives
+    -0.1,
+    1.5,
+    float("nan"),
+    "1%",
+    {"kind": "gilbert_elliott", "p": 0.1, "r": 0},
+    {"kind": "gilbert_elliott", "mean_loss": 0.9, "mean_burst": 1},
+    {"kind": "bogus", "p": 0.1},
+]
+VALID_LOSSES = 8
+#: Jitter (``bottleneck.jitter``, docs/scenario.md "Delay jitter and reordering").
+JITTERS: list[Any] = [
+    {"dist": {"uniform": ["0ms", "10ms"]}},
+    {"dist": {"normal": ["2ms", "1ms"]}, "reorder": False},
+    {"dist": "10ms", "reorder_probability": 0.25},
+    {"dist": {"exponential": "5ms"}},
+    {"dist": {"uniform": ["0ms", "200ms"]}, "reorder": True},
+    {"dist": {"uniform": ["5ms", "1ms"]}},
+    {"dist": "-1ms"},
+    {"dist": "1ms", "reorder": False, "reorder_probability": 0.5},
+    {"dist": {"normal": ["-2ms", "1ms"]}},
+    {"reorder": True},
+]
+VALID_JITTERS = 5
+#: Outages (a zero rate) and rate steps in ``rate_changes``.
+RATE_CHANGES: list[Any] = [
+    [{"at": "0.1s", "rate": "0Mbps"}, {"at": "0.25s", "rate": "10Mbps"}],
+    [{"at": "0.2s", "rate": "0bps"}],
+    [
+        {"at": "0.05s", "rate": "1Mbps"},
+        {"at": "0.1s", "rate": "0Mbps"},
+        {"at": "0.3s", "rate": "50Mbps"},
+    ],
+    [{"at": "0.1s", "rate": "-1Mbps"}],
+]
+VALID_RATE_CHANGES = 3
+
+
+def _link_model(doc: dict[str, Any], rng: random.Random, valid: bool) -> None:
+    """Loss, jitter and outages on the bottleneck's directions, each with probability
+    1/2 (at least one); only valid ones if ``valid``."""
+
+    def pick(options: list[Any], n_valid: int) -> Any:
+        pool = options[:n_valid] if valid else options
+        return json.loads(json.dumps(rng.choice(pool)))  # a copy: mutants are mutated
+
+    chosen = [k for k in ("loss", "jitter", "rate_changes") if rng.random() < 0.5]
+    for what in chosen or [rng.choice(["loss", "jitter", "rate_changes"])]:
+        if what == "loss":
+            key = rng.choice(["bottleneck.loss", "bottleneck.reverse_loss"])
+            _set(doc, key, pick(LOSSES, VALID_LOSSES))
+        elif what == "jitter":
+            key = rng.choice(["bottleneck.jitter", "bottleneck.reverse_jitter"])
+            _set(doc, key, pick(JITTERS, VALID_JITTERS))
+        else:
+            _set(doc, "bottleneck.rate_changes", pick(RATE_CHANGES, VALID_RATE_CHANGES))
 
 
 def _set(doc: dict[str, Any], key: str, value: Any) -> None:
@@ -148,9 +223,12 @@ def mutate(rng: random.Random) -> tuple[str, dict[str, Any] | str]:
             "distribution",
             "tiny_interval",
             "trace_load",
+            "link_model",
         ]
     )
     key = rng.choice(KEYS)
+    if cls != "link_model" and rng.random() < 0.2:
+        _link_model(doc, rng, valid=True)
     if cls == "type":
         _set(doc, key, rng.choice([True, [1, 2], {"a": 1}, "text", 3.5, None]))
     elif cls == "number":
@@ -225,6 +303,8 @@ def mutate(rng: random.Random) -> tuple[str, dict[str, Any] | str]:
         _set(doc, "udp[0].packet_size", "64B")
         _set(doc, "udp[0].rtt", "10ms")
         _set(doc, "udp[0].access_rate", "10Gbps")
+    elif cls == "link_model":
+        _link_model(doc, rng, valid=rng.random() < 0.5)
     return cls, doc
 
 
@@ -281,14 +361,41 @@ class Outcome:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _checks(summary: dict[str, Any], packets: list[dict[str, Any]]) -> str | None:
-    util = summary.get("utilisation")
-    if util is not None and util > 1.0:  # carried over offered bits (issue 31)
-        return f"utilisation {util!r}"
+def _checks(
+    summary: dict[str, Any], packets: list[dict[str, Any]], interval_utilisation: list[Any]
+) -> str | None:
+    """Utilisation at most 1 (carried over offered bits, issue 31) on the run, on the
+    bottleneck, on each link of a network and in every interval of ``queue_series``; and
+    exact packet conservation, ``sent = arrived + dropped + lost + in_network`` (``lost``:
+    on the wire, present only with a loss model)."""
+    figures = [("utilisation", summary.get("utilisation"))]
+    figures.append(("bottleneck", (summary.get("bottleneck") or {}).get("utilisation")))
+    for link in summary.get("links") or []:
+        figures.append((f"link {link.get('name')}", link.get("utilisation")))
+    for what, util in figures:
+        if util is not None and util > 1.0:
+            return f"{what} utilisation {util!r}"
+    busiest = max((u for u in interval_utilisation if u is not None and u == u), default=None)
+    if busiest is not None and busiest > 1.0:
+        return f"queue_series utilisation {busiest!r}"
     for row in packets:
-        if row["sent"] != row["arrived"] + row["dropped"] + row["in_network"]:
+        lost = row.get("lost", 0)
+        if row["sent"] != row["arrived"] + row["dropped"] + lost + row["in_network"]:
             return f"conservation flow {row['flow_id']}: {row}"
     return None
+
+
+#: Bottleneck keys of the link models: a run with one is outside what the estimate models
+#: (an outage or heavy loss leaves it idle, jitter stretches its round trips).
+LINK_MODEL_KEYS = ("loss", "reverse_loss", "jitter", "reverse_jitter", "rate_changes")
+
+
+def has_link_model(mutant: dict[str, Any] | str) -> bool:
+    """Whether a mutant's bottleneck has loss, jitter or rate changes."""
+    if isinstance(mutant, str):
+        return any(f"\n{json.dumps(k)} = " in mutant for k in LINK_MODEL_KEYS)
+    bottleneck = mutant.get("bottleneck")
+    return isinstance(bottleneck, dict) and any(k in bottleneck for k in LINK_MODEL_KEYS)
 
 
 def check_in_process(
@@ -316,10 +423,20 @@ def check_in_process(
     if cost["events"] > max_events:
         return Outcome(cls, "skipped", f"{cost['events']:.3g} events")
     result = ccsim.run(mutant)
-    failure = _checks(result.summary, result.tables["flow_packets"].to_pylist())
+    failure = _checks(
+        result.summary,
+        result.tables["flow_packets"].to_pylist(),
+        result.tables["queue_series"].column("utilisation").to_pylist(),
+    )
     if failure:
         return Outcome(cls, "violation", failure)
-    return Outcome(cls, "ok", events=result.summary["events"], estimated_events=cost["events"])
+    return Outcome(
+        cls,
+        "ok",
+        events=result.summary["events"],
+        estimated_events=cost["events"],
+        extra={"link_model": has_link_model(mutant)},
+    )
 
 
 def _child(path: Path, out: Path, err: Path, limit_bytes: int) -> None:
@@ -383,7 +500,8 @@ def check_forked(cls: str, text: str, work: Path, limit_bytes: int) -> Outcome:
 
     summary = json.loads((out / "summary.json").read_text())
     packets = pq.read_table(out / "flow_packets.parquet").to_pylist()
-    failure = _checks(summary, packets)
+    series = pq.read_table(out / "queue_series.parquet", columns=["utilisation"])
+    failure = _checks(summary, packets, series.column("utilisation").to_pylist())
     if failure:
         return Outcome(cls, "violation", failure, extra=extra)
     # the child is a fork of this process: its peak includes what this one had mapped

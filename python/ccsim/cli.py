@@ -1,4 +1,4 @@
-"""The ``ccsim`` command: run, emulate, sweep, reproduce, validate, plot, demo, bench.
+"""The ``ccsim`` command: run, emulate, sweep, reproduce, validate, plot, demo, bench, trace.
 
 Bad input (a scenario error, an unreadable file, an unusable output path) prints one line,
 ``error: ...``, on stderr and exits with status 2 without touching the output directory.
@@ -570,6 +570,10 @@ def build_parser() -> argparse.ArgumentParser:
     from ccsim import algorithms  # ccsim algorithms [NAME]: the parameter tables
 
     algorithms.add_parser(sub)
+
+    from ccsim import traces  # ccsim trace KIND|show: Mahimahi link traces
+
+    traces.add_parser(sub)
 
     p = sub.add_parser("demo", help="run the bundled demo scenario and plot it")
     p.add_argument(

@@ -4,7 +4,8 @@
 
 - ``throughput``: throughput per interval (bytes on the wire that reached the receiver,
   headers and retransmissions included), with the bottleneck's capacity as a line that
-  follows its ``rate_changes``; below it goodput (payload in order) smoothed over 1 s.
+  follows its ``rate_changes`` (or its ``trace``, in 100 ms bins); below it goodput
+  (payload in order) smoothed over 1 s.
   One line per flow while every ``[[flows]]``/``[[udp]]`` group has one flow, else one
   line per group (the sum over its flows), named by the group's ``name`` or by its
   congestion control, RTT and PPV class.
@@ -197,15 +198,51 @@ def _bottleneck_rows(table: Columns, summary: dict[str, Any]) -> np.ndarray:
     return rows if rows.any() else np.ones(len(queues), dtype=bool)
 
 
+#: A trace-driven bottleneck's capacity is drawn binned over this many seconds.
+TRACE_BIN_S = 0.1
+
+
+def trace_file(summary: dict[str, Any], value: str) -> Path:
+    """Where a run's ``bottleneck.trace`` is: an absolute path as it is, a relative one
+    from the scenario file's directory as the run recorded it (``scenario_dir``), else
+    from the current directory."""
+    path = Path(value)
+    if path.is_absolute():
+        return path
+    base = summary.get("scenario_dir")
+    return Path(base) / path if isinstance(base, str) and base else path
+
+
+def _trace_capacity(
+    summary: dict[str, Any], bottleneck: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Step points (time s, Mbit/s) of a trace-driven bottleneck: the looped trace in
+    :data:`TRACE_BIN_S` bins over the run, or None if the file cannot be read now."""
+    from ccsim.traces import TraceError, capacity_mbps, read_trace
+
+    end = summary.get("duration_s")
+    if not isinstance(end, (int, float)) or end <= 0:
+        return None
+    try:
+        trace = read_trace(trace_file(summary, str(bottleneck["trace"])))
+    except TraceError:
+        return None
+    t, rate = capacity_mbps(trace, float(end), TRACE_BIN_S)
+    return np.append(t, float(end)), np.append(rate, rate[-1])
+
+
 def _scenario_capacity(summary: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """Step points (time s, Mbit/s) of the bottleneck rate from the scenario recorded in
-    ``summary.json`` (``bottleneck.rate`` and ``rate_changes``), or None."""
+    ``summary.json`` (``bottleneck.rate`` and ``rate_changes``, or ``bottleneck.trace``
+    binned), or None."""
     from ccsim import _core
     from ccsim.ppv import parse_rate
 
     scenario = summary.get("scenario")
     try:
         bottleneck = scenario["bottleneck"]  # type: ignore[index]
+        if bottleneck.get("trace"):
+            return _trace_capacity(summary, bottleneck)
         points = [(0.0, parse_rate(str(bottleneck["rate"]).replace(" ", "")))]
         for change in bottleneck.get("rate_changes") or []:
             at = _core.duration_ns(str(change["at"]), "at") / 1e9
