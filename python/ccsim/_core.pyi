@@ -26,6 +26,7 @@ def run(
     progress: Callable[[float], None] | None = None,
     controller: Controller | None = None,
     control_interval_ns: int = 100_000_000,
+    cancel: Callable[[], None] | None = None,
 ) -> tuple[str, RawTables, bytes | None]: ...
 def estimate(text: str, fmt: str) -> dict[str, Any]: ...
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ccsim import _core
 from ccsim._core import ScenarioError
-from ccsim.cancel import install_sigint_hook, watcher
+from ccsim.cancel import install_sigint_hook, stop_check, watcher
 from ccsim.results import RunResult
 from ccsim.scenario import InputTooLarge, SweepError, apply_overrides, read_input
 
@@ -177,15 +177,22 @@ def check(source: ScenarioSource) -> None:
 
 
 def _run_core(
-    text: str, fmt: str, progress: Any, controller: Controller | None, interval_ns: int
+    text: str,
+    fmt: str,
+    progress: Any,
+    controller: Controller | None,
+    interval_ns: int,
+    cancel: Callable[[], None] | None = None,
 ) -> tuple[str, dict[str, Any], bytes | None]:
     """``_core.run``, or the policy driver for flows with ``cc = { kind = "policy",
-    policy = ... }`` (Python callables as congestion controls, ``ccsim.gym.policy_cc``)."""
+    policy = ... }`` (Python callables as congestion controls, ``ccsim.gym.policy_cc``).
+    ``cancel`` (:func:`ccsim.cancel.stop_check`) is asked between row batches while the
+    core builds the tables (the policy driver hears it through ``progress`` only)."""
     if "policy" in text:
         from ccsim.gym.policy_cc import run_core
 
         return run_core(text, fmt, progress, controller, interval_ns)
-    return _core.run(text, fmt, progress, controller, interval_ns)
+    return _core.run(text, fmt, progress, controller, interval_ns, cancel)
 
 
 def simulate(
@@ -197,10 +204,12 @@ def simulate(
 ) -> RunResult:
     """Run already-loaded scenario text (see :func:`run`)."""
     interval_ns = _core.duration_ns(control_interval, "control_interval")
+    stop = stop_check(cancel)  # heard in the event loop, table building and conversion
+    text, fmt = source.text, source.fmt
     try:
         if callable(progress):
             summary_json, raw, pcap = _run_core(
-                source.text, source.fmt, watcher(progress, cancel), controller, interval_ns
+                text, fmt, watcher(progress, stop), controller, interval_ns, stop
             )
         elif progress:
             # rich's progress module only when a bar is shown: it is a tenth of the
@@ -209,15 +218,15 @@ def simulate(
 
             with progress_bar(enabled=True, description=source.label) as update:
                 summary_json, raw, pcap = _run_core(
-                    source.text, source.fmt, watcher(update, cancel), controller, interval_ns
+                    text, fmt, watcher(update, stop), controller, interval_ns, stop
                 )
         else:
             summary_json, raw, pcap = _run_core(
-                source.text, source.fmt, watcher(None, cancel), controller, interval_ns
+                text, fmt, watcher(None, stop), controller, interval_ns, stop
             )
     except ScenarioError as exc:
         raise _explained(exc, source) from None
-    result = RunResult.from_core(summary_json, raw, pcap)
+    result = RunResult.from_core(summary_json, raw, pcap, stop)
     result.summary["overrides"] = dict(source.overrides)
     result.summary["scenario"] = source.document()
     return result
@@ -255,7 +264,8 @@ def run(
     it raises ``KeyboardInterrupt`` there within about 0.1 s too, as long as SIGINT has
     Python's default handler (see :mod:`ccsim.cancel`; with a handler of your own, call
     :func:`ccsim.cancel_runs` from it). ``cancel``, a ``threading.Event``, stops this run
-    (``KeyboardInterrupt``) when it is set.
+    (``KeyboardInterrupt``) when it is set. All of these are heard while the result tables
+    are built and converted too, between batches of rows.
     """
     source = load_scenario(scenario, overrides)
     return simulate(source, progress, controller, control_interval, cancel)

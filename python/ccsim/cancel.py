@@ -12,6 +12,12 @@ thread (a ``ThreadPoolExecutor`` of runs) kept going after two Ctrl-Cs (issue 33
 - :func:`cancel_runs` does the same from code (e.g. your own SIGINT handler, or a
   ``KeyboardInterrupt`` you caught); ``ccsim.run(..., cancel=event)`` stops one run when
   the ``threading.Event`` is set.
+
+The same check (:func:`stop_check`) is made after the simulation too, between batches of
+rows while the result tables are built, converted and turned into Arrow (SIGINT took
+36.6 s to act there, issue 33); on the main thread, pending signals are checked there as
+well, and Parquet files are written a row group at a time so that Ctrl-C is heard between
+them.
 """
 
 from __future__ import annotations
@@ -57,21 +63,34 @@ def install_sigint_hook() -> None:
         pass
 
 
-def watcher(
-    progress: Callable[[float], Any] | None, cancel: threading.Event | None
-) -> Callable[[float], Any] | None:
-    """The progress callback of one run: ``progress``'s, and raising ``KeyboardInterrupt``
-    once ``cancel`` is set or :func:`cancel_runs` was called after the run started.
-    ``None`` when neither can happen (a run on the main thread without ``cancel``: the
-    core hears the signals itself)."""
+def stop_check(cancel: threading.Event | None) -> Callable[[], None] | None:
+    """One run's cancellation check, made when the run starts: a callable raising
+    ``KeyboardInterrupt`` once ``cancel`` is set or :func:`cancel_runs` was called after
+    this moment. ``None`` when neither can happen (a run on the main thread without
+    ``cancel``: the core hears the signals itself)."""
     on_main = threading.current_thread() is threading.main_thread()
     if cancel is None and on_main:
-        return progress
+        return None
     started = _generation
 
-    def check(fraction: float) -> None:
+    def check() -> None:
         if _generation != started or (cancel is not None and cancel.is_set()):
             raise KeyboardInterrupt("ccsim run cancelled")
+
+    return check
+
+
+def watcher(
+    progress: Callable[[float], Any] | None, stop: Callable[[], None] | None
+) -> Callable[[float], Any] | None:
+    """The progress callback of one run: ``stop`` (from :func:`stop_check`), which raises
+    when the run is cancelled, then ``progress``. ``progress`` itself when ``stop`` is
+    None."""
+    if stop is None:
+        return progress
+
+    def check(fraction: float) -> None:
+        stop()
         if progress is not None:
             progress(fraction)
 

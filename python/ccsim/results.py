@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,14 +40,35 @@ SUMMARY_FILE = "summary.json"
 PCAP_FILE = "trace.pcapng"
 
 
+#: Rows of a string column turned into Arrow per call: a cancelled run is heard between
+#: batches (``ccsim.cancel``; a column of millions of strings is seconds in one call).
+ARROW_BATCH_ROWS = 1 << 16
+
+#: A run's cancellation check (``ccsim.cancel.stop_check``): raises ``KeyboardInterrupt``.
+StopCheck = Callable[[], None]
+
+
 class PlotError(RuntimeError):
     """Plotting failed after the results themselves were written."""
 
 
-def column_to_arrow(dtype: str, data: bytes | list[str]) -> pa.Array:
-    """One core column (``dtype``, data) as an Arrow array, without copying numbers."""
+def _no_stop() -> None:
+    pass
+
+
+def column_to_arrow(dtype: str, data: bytes | list[str], stop: StopCheck | None = None) -> pa.Array:
+    """One core column (``dtype``, data) as an Arrow array, without copying numbers.
+    Strings are converted in batches with ``stop`` (and, on the main thread, signals)
+    heard between them; the array is the same as one conversion gives."""
     if dtype == "str":
-        return pa.array(data, type=pa.string())
+        if len(data) <= ARROW_BATCH_ROWS:
+            return pa.array(data, type=pa.string())
+        stop = stop or _no_stop
+        batches = []
+        for start in range(0, len(data), ARROW_BATCH_ROWS):
+            batches.append(pa.array(data[start : start + ARROW_BATCH_ROWS], type=pa.string()))
+            stop()
+        return pa.concat_arrays(batches)
     if dtype not in _NUMERIC:
         raise ValueError(f"unknown column dtype {dtype!r} from the core")
     arrow_type, np_dtype = _NUMERIC[dtype]
@@ -58,18 +80,36 @@ def column_to_arrow(dtype: str, data: bytes | list[str]) -> pa.Array:
     return pa.array(values, type=arrow_type)
 
 
-def tables_from_core(raw: dict[str, dict[str, tuple[str, Any]]]) -> dict[str, pa.Table]:
-    """``{name: {column: (dtype, data)}}`` from the core as Arrow tables, order kept."""
+def tables_from_core(
+    raw: dict[str, dict[str, tuple[str, Any]]], stop: StopCheck | None = None
+) -> dict[str, pa.Table]:
+    """``{name: {column: (dtype, data)}}`` from the core as Arrow tables, order kept;
+    ``stop`` is heard between batches of rows."""
     tables: dict[str, pa.Table] = {}
     for name, columns in raw.items():
-        arrays = [column_to_arrow(dtype, data) for dtype, data in columns.values()]
+        arrays = [column_to_arrow(dtype, data, stop) for dtype, data in columns.values()]
         tables[name] = pa.Table.from_arrays(arrays, names=list(columns))
     return tables
 
 
-def write_parquet(table: pa.Table, path: Path) -> None:
-    """Write ``table`` with :data:`PARQUET_OPTIONS` (deterministic bytes)."""
-    pq.write_table(table, path, **PARQUET_OPTIONS)
+def write_parquet(table: pa.Table, path: Path, stop: StopCheck | None = None) -> None:
+    """Write ``table`` with :data:`PARQUET_OPTIONS` (deterministic bytes), a row group per
+    call so that ``stop`` (and, on the main thread, Ctrl-C) is heard between them: the
+    same bytes as ``pq.write_table`` (which cuts the same row groups), removed if stopped."""
+    options = dict(PARQUET_OPTIONS)
+    group_rows = options.pop("row_group_size")
+    try:
+        with pq.ParquetWriter(path, table.schema, **options) as writer:
+            if table.num_rows == 0:  # one empty row group, as pq.write_table writes
+                writer.write_table(table, row_group_size=group_rows)
+            for start in range(0, table.num_rows, group_rows):
+                writer.write_table(table.slice(start, group_rows), row_group_size=group_rows)
+                if stop is not None:
+                    stop()
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        raise
 
 
 def write_summary(summary: dict[str, Any], path: Path) -> None:
@@ -100,9 +140,16 @@ class RunResult:
 
     @classmethod
     def from_core(
-        cls, summary_json: str, raw: dict[str, Any], pcap: bytes | None = None
+        cls,
+        summary_json: str,
+        raw: dict[str, Any],
+        pcap: bytes | None = None,
+        stop: StopCheck | None = None,
     ) -> RunResult:
-        return cls(summary=json.loads(summary_json), tables=tables_from_core(raw), pcap=pcap)
+        """The core's output as a result; ``stop`` (the run's cancellation check) is heard
+        between batches of rows while the tables become Arrow."""
+        tables = tables_from_core(raw, stop)
+        return cls(summary=json.loads(summary_json), tables=tables, pcap=pcap)
 
     def write(
         self,

@@ -137,7 +137,15 @@ class FakeCore:
     def duration_ns(self, text: str, key: str) -> int:
         return 100_000_000
 
-    def run(self, text: str, fmt: str, progress=None, controller=None, control_interval_ns=0):
+    def run(
+        self,
+        text: str,
+        fmt: str,
+        progress=None,
+        controller=None,
+        control_interval_ns=0,
+        cancel=None,
+    ):
         self.parse_check(text, fmt)
         if progress is not None:
             for i in range(1, 11):

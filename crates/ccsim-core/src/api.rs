@@ -3,7 +3,9 @@
 use crate::results::RunOutput;
 use crate::scenario::{Scenario, ScenarioError};
 
-pub use crate::sim::{Control, FlowInterval, FlowState, ParamUpdate, ProgressFn, Stepper};
+pub use crate::sim::{
+    Control, FlowInterval, FlowState, ParamUpdate, ProgressFn, RunError, Stepper,
+};
 
 /// [`run`] with an external controller.
 pub fn run_controlled(
@@ -12,6 +14,18 @@ pub fn run_controlled(
     control: Option<Control<'_>>,
 ) -> Result<RunOutput, ScenarioError> {
     crate::sim::run_controlled(scenario, progress, control)
+}
+
+/// [`run_controlled`] whose result building asks `stop` between row batches and ends
+/// with [`RunError::Cancelled`] when it says so (Ctrl-C while millions of trace rows become
+/// tables, issue 33).
+pub fn run_cancellable(
+    scenario: &Scenario,
+    progress: Option<ProgressFn<'_>>,
+    control: Option<Control<'_>>,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<RunOutput, RunError> {
+    crate::sim::run_cancellable(scenario, progress, control, stop)
 }
 
 /// Build the network a scenario describes and simulate it.

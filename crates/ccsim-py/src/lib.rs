@@ -8,14 +8,19 @@
 //! - Parsing, validation and the simulation itself run with the GIL released. The progress
 //!   callback re-attaches only for the call, about every 1% of simulated time; at the same
 //!   moment pending signals are checked, so Ctrl-C interrupts a long run.
+//! - Building the result tables and turning them into Python objects (millions of rows
+//!   in a traced run) looks at the same signals, and at the run's `cancel` callable, between
+//!   batches of rows ([`ccsim_core::results::RowBatches`]): SIGINT took 36.6 s to act there
+//!   (issue 33). A stop raises what the check raised (`KeyboardInterrupt`, or the CLI's
+//!   SIGTERM exception) and returns nothing.
 //! - Result columns cross as little-endian `bytes` (one copy, straight into the `bytes`
 //!   object) that Python wraps as Arrow buffers without another element-by-element pass.
 
 use std::panic::{self, AssertUnwindSafe};
 
 use ccsim_core::api;
-use ccsim_core::api::{FlowState, ParamUpdate};
-use ccsim_core::results::{Column, RunOutput, Table};
+use ccsim_core::api::{FlowState, ParamUpdate, RunError};
+use ccsim_core::results::{Column, RunOutput, Table, CANCEL_CHECK_ROWS};
 use ccsim_core::scenario::{ParamValue, Scenario, ScenarioError as CoreScenarioError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -41,6 +46,17 @@ fn parse_and_validate(py: Python<'_>, text: &str, fmt: &str) -> PyResult<Scenari
         Ok(scenario)
     })
     .map_err(scenario_error)
+}
+
+/// Raise if the run should stop: a pending signal's handler raised (Ctrl-C's
+/// `KeyboardInterrupt`), or the run's `cancel` callable did (`ccsim.cancel`: a cancel
+/// event set, `ccsim.cancel_runs()`, Ctrl-C heard by the main thread of a run elsewhere).
+fn check_cancel(py: Python<'_>, cancel: Option<&Py<PyAny>>) -> PyResult<()> {
+    py.check_signals()?;
+    if let Some(cancel) = cancel {
+        cancel.call0(py)?;
+    }
+    Ok(())
 }
 
 /// Panic payload used to abandon a run when the progress callback raised (or Ctrl-C).
@@ -114,6 +130,7 @@ fn simulate(
     scenario: &Scenario,
     callback: Option<&Py<PyAny>>,
     controller: Option<(&Py<PyAny>, u64)>,
+    cancel: Option<&Py<PyAny>>,
 ) -> PyResult<(RunOutput, String)> {
     let raised: std::cell::RefCell<Option<PyErr>> = std::cell::RefCell::new(None);
     let abandon = |err: PyErr| -> ! {
@@ -149,8 +166,16 @@ fn simulate(
             interval_ns,
             callback: &mut on_control,
         });
+        // asked between row batches while the tables are built
+        let mut stop = || match Python::attach(|py| check_cancel(py, cancel)) {
+            Ok(()) => false,
+            Err(err) => {
+                *raised.borrow_mut() = Some(err);
+                true
+            }
+        };
         panic::catch_unwind(AssertUnwindSafe(|| {
-            api::run_controlled(scenario, Some(&mut on_progress), control)
+            api::run_cancellable(scenario, Some(&mut on_progress), control, &mut stop)
         }))
     };
     let mut raised = raised.into_inner();
@@ -161,7 +186,10 @@ fn simulate(
             })?;
             Ok((output, summary))
         }
-        Ok(Err(err)) => Err(scenario_error(err)),
+        Ok(Err(RunError::Scenario(err))) => Err(scenario_error(err)),
+        Ok(Err(RunError::Cancelled(_))) => Err(raised
+            .take()
+            .expect("a cancelled run records the Python error")),
         Err(payload) if payload.is::<Abandoned>() => Err(raised
             .take()
             .expect("an abandoned run records the Python error")),
@@ -169,15 +197,41 @@ fn simulate(
     }
 }
 
-/// `n` little-endian values of `WIDTH` bytes each, written straight into a new `bytes`.
+/// `n` little-endian values of `WIDTH` bytes each, written straight into a new `bytes`,
+/// checking for a cancellation between batches of rows.
 fn le_bytes<'py, T: Copy, const WIDTH: usize>(
     py: Python<'py>,
     values: &[T],
     to_le: fn(T) -> [u8; WIDTH],
+    cancel: Option<&Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     PyBytes::new_with(py, values.len() * WIDTH, |buf| {
-        for (chunk, value) in buf.chunks_exact_mut(WIDTH).zip(values) {
-            chunk.copy_from_slice(&to_le(*value));
+        let batches = buf
+            .chunks_mut(CANCEL_CHECK_ROWS * WIDTH)
+            .zip(values.chunks(CANCEL_CHECK_ROWS));
+        for (bytes, batch) in batches {
+            for (chunk, value) in bytes.chunks_exact_mut(WIDTH).zip(batch) {
+                chunk.copy_from_slice(&to_le(*value));
+            }
+            check_cancel(py, cancel)?;
+        }
+        Ok(())
+    })
+}
+
+/// `data` as a new `bytes` (the pcap capture), checking for a cancellation between
+/// batches.
+fn bytes_to_py<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    cancel: Option<&Py<PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    // a batch of bytes, not of rows: a capture's bytes copy faster than rows are built
+    const BATCH_BYTES: usize = CANCEL_CHECK_ROWS * 64;
+    PyBytes::new_with(py, data.len(), |buf| {
+        for (to, from) in buf.chunks_mut(BATCH_BYTES).zip(data.chunks(BATCH_BYTES)) {
+            to.copy_from_slice(from);
+            check_cancel(py, cancel)?;
         }
         Ok(())
     })
@@ -187,27 +241,41 @@ fn le_bytes<'py, T: Copy, const WIDTH: usize>(
 fn column_to_py<'py>(
     py: Python<'py>,
     column: &Column,
+    cancel: Option<&Py<PyAny>>,
 ) -> PyResult<(&'static str, Bound<'py, PyAny>)> {
     Ok(match column {
-        Column::F64(v) => ("f64", le_bytes(py, v, f64::to_le_bytes)?.into_any()),
-        Column::U64(v) => ("u64", le_bytes(py, v, u64::to_le_bytes)?.into_any()),
-        Column::U32(v) => ("u32", le_bytes(py, v, u32::to_le_bytes)?.into_any()),
-        Column::Str(v) => ("str", PyList::new(py, v)?.into_any()),
+        Column::F64(v) => ("f64", le_bytes(py, v, f64::to_le_bytes, cancel)?.into_any()),
+        Column::U64(v) => ("u64", le_bytes(py, v, u64::to_le_bytes, cancel)?.into_any()),
+        Column::U32(v) => ("u32", le_bytes(py, v, u32::to_le_bytes, cancel)?.into_any()),
+        Column::Str(v) => {
+            let list = PyList::empty(py);
+            for batch in v.chunks(CANCEL_CHECK_ROWS) {
+                for text in batch {
+                    list.append(text)?;
+                }
+                check_cancel(py, cancel)?;
+            }
+            ("str", list.into_any())
+        }
     })
 }
 
 /// `{table_name: {column_name: (dtype, data)}}`, tables and columns in the core's order.
-fn tables_to_py<'py>(py: Python<'py>, tables: &[Table]) -> PyResult<Bound<'py, PyDict>> {
+/// A column of millions of rows takes a while: Ctrl-C and `cancel` are heard between
+/// batches of its rows (SIGINT took 36.6 s to act while 19 M rows were converted, issue 33).
+fn tables_to_py<'py>(
+    py: Python<'py>,
+    tables: &[Table],
+    cancel: Option<&Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for table in tables {
         let columns = PyDict::new(py);
         for (name, column) in &table.columns {
-            columns.set_item(name, column_to_py(py, column)?)?;
-            // a column of millions of rows takes a while: hear Ctrl-C between them
-            // (SIGINT took 36.6 s to act while 19 M rows were converted, issue 33)
-            py.check_signals()?;
+            columns.set_item(name, column_to_py(py, column, cancel)?)?;
         }
         out.set_item(&table.name, columns)?;
+        check_cancel(py, cancel)?;
     }
     Ok(out)
 }
@@ -235,9 +303,12 @@ fn network_report(py: Python<'_>, text: &str, fmt: &str) -> PyResult<Option<Stri
 /// Returns `(summary_json, tables, pcap)` with `tables = {name: {column: (dtype, data)}}`,
 /// dtype one of "f64", "u64", "u32" (data: little-endian `bytes`) or "str" (data: `list[str]`),
 /// and `pcap` the pcapng capture's `bytes` when `[trace] pcap` asked for one, else `None`.
-/// `progress`, if given, is called with the fraction of simulated time done.
+/// `progress`, if given, is called with the fraction of simulated time done. `cancel`, if
+/// given, is called without arguments between batches of rows while the results are built
+/// and converted: an exception it raises (`KeyboardInterrupt`) stops the run and is
+/// re-raised, as one from `progress` or a signal handler is.
 #[pyfunction]
-#[pyo3(signature = (text, fmt, progress = None, controller = None, control_interval_ns = 100_000_000))]
+#[pyo3(signature = (text, fmt, progress = None, controller = None, control_interval_ns = 100_000_000, cancel = None))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -245,12 +316,18 @@ fn run<'py>(
     progress: Option<Py<PyAny>>,
     controller: Option<Py<PyAny>>,
     control_interval_ns: u64,
+    cancel: Option<Py<PyAny>>,
 ) -> PyResult<(String, Bound<'py, PyDict>, Option<Bound<'py, PyBytes>>)> {
     let scenario = parse_and_validate(py, text, fmt)?;
     let control = controller.as_ref().map(|c| (c, control_interval_ns));
-    let (output, summary) = py.detach(|| simulate(&scenario, progress.as_ref(), control))?;
-    let tables = tables_to_py(py, &output.tables)?;
-    let pcap = output.pcap.as_deref().map(|b| PyBytes::new(py, b));
+    let cancel = cancel.as_ref();
+    let (output, summary) =
+        py.detach(|| simulate(&scenario, progress.as_ref(), control, cancel))?;
+    let tables = tables_to_py(py, &output.tables, cancel)?;
+    let pcap = match output.pcap.as_deref() {
+        Some(bytes) => Some(bytes_to_py(py, bytes, cancel)?),
+        None => None,
+    };
     Ok((summary, tables, pcap))
 }
 
@@ -330,7 +407,7 @@ fn emulate<'py>(
         outcome.map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("emulator I/O: {e}")))?;
     let summary = serde_json::to_string(&out.output.summary)
         .map_err(|err| PyValueError::new_err(format!("cannot serialise the run summary: {err}")))?;
-    let tables = tables_to_py(py, &out.output.tables)?;
+    let tables = tables_to_py(py, &out.output.tables, None)?;
     let t = &out.timing;
     let timing = PyDict::new(py);
     timing.set_item("releases", t.releases)?;
@@ -752,7 +829,7 @@ impl Stepper {
         let summary = serde_json::to_string(&output.summary).map_err(|err| {
             PyValueError::new_err(format!("cannot serialise the run summary: {err}"))
         })?;
-        let tables = tables_to_py(py, &output.tables)?;
+        let tables = tables_to_py(py, &output.tables, None)?;
         let pcap = output.pcap.as_deref().map(|b| PyBytes::new(py, b));
         Ok((summary, tables, pcap))
     }

@@ -15,7 +15,7 @@ pub(crate) mod world;
 use std::time::Instant;
 
 use crate::engine::Event;
-use crate::results::RunOutput;
+use crate::results::{Cancelled, RowBatches, RunOutput};
 use crate::scenario::{Scenario, ScenarioError};
 
 pub use crate::flow::{FlowCounters, TcpFlow};
@@ -54,13 +54,51 @@ pub fn run_controlled(
     progress: Option<ProgressFn<'_>>,
     control: Option<Control<'_>>,
 ) -> Result<RunOutput, ScenarioError> {
+    run_cancellable(sc, progress, control, &mut || false).map_err(|err| match err {
+        RunError::Scenario(err) => err,
+        RunError::Cancelled(_) => unreachable!("a stop flag that is never set"),
+    })
+}
+
+/// Why a cancellable run returned nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunError {
+    /// The scenario cannot be run (found while building, or a controller's bad update).
+    Scenario(ScenarioError),
+    /// `stop` said so while the results were built.
+    Cancelled(Cancelled),
+}
+
+impl From<ScenarioError> for RunError {
+    fn from(err: ScenarioError) -> Self {
+        RunError::Scenario(err)
+    }
+}
+
+impl From<Cancelled> for RunError {
+    fn from(err: Cancelled) -> Self {
+        RunError::Cancelled(err)
+    }
+}
+
+/// [`run_controlled`] whose result building asks `stop` between row batches (at most
+/// every [`crate::results::CANCEL_CHECK_WALL`]) and ends with [`RunError::Cancelled`] when
+/// it returns true. The event loop itself is stopped through `progress` (which the
+/// Python layer makes raise).
+pub fn run_cancellable(
+    sc: &Scenario,
+    progress: Option<ProgressFn<'_>>,
+    control: Option<Control<'_>>,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<RunOutput, RunError> {
     let mut world = build(sc)?;
     if let Some(c) = &control {
         if c.interval_ns == 0 {
             return Err(ScenarioError::new(
                 "control_interval",
                 "expected a positive duration like \"100ms\"",
-            ));
+            )
+            .into());
         }
         world
             .sched
@@ -69,7 +107,8 @@ pub fn run_controlled(
     let started = Instant::now();
     world.run_until_end_controlled(progress, control)?;
     let wall_s = started.elapsed().as_secs_f64();
-    Ok(world.finish(wall_s))
+    let mut batches = RowBatches::new(stop);
+    Ok(world.finish_in_batches(wall_s, &mut batches)?)
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use crate::net::packet::{
 use crate::net::route::Routes;
 use crate::ppv::marker::Marker;
 use crate::qdisc::QueueDisc;
-use crate::results::RunOutput;
+use crate::results::{Cancelled, RowBatches, RunOutput};
 use crate::scenario::{ParamValue, ScenarioError};
 use crate::tcp::receiver::{TcpReceiver, DELACK_NS};
 use crate::tcp::sender::TcpSender;
@@ -413,7 +413,19 @@ impl World {
 
     /// Summarise the run (`wall_s`: the wall-clock seconds it took).
     pub fn finish(&self, wall_s: f64) -> RunOutput {
-        self.rec.finish(&view!(self), wall_s)
+        match self.finish_in_batches(wall_s, &mut RowBatches::unchecked()) {
+            Ok(output) => output,
+            Err(Cancelled) => unreachable!("unchecked batches never stop"),
+        }
+    }
+
+    /// [`World::finish`], building the tables in `batches` (which may stop it).
+    pub fn finish_in_batches(
+        &self,
+        wall_s: f64,
+        batches: &mut RowBatches,
+    ) -> Result<RunOutput, Cancelled> {
+        self.rec.finish(&view!(self), wall_s, batches)
     }
 
     /// Packets of each flow still inside the network (queued or propagating).

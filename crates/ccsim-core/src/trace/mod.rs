@@ -20,7 +20,7 @@ pub use summary::TABLE_NAMES;
 
 use crate::engine::NS_PER_SEC;
 use crate::flow::TcpFlow;
-use crate::results::{Column, Table};
+use crate::results::{Cancelled, Column, RowBatches, Table};
 
 fn secs(ns: u64) -> f64 {
     ns as f64 / NS_PER_SEC as f64
@@ -52,18 +52,16 @@ impl QdiscStateTrace {
         }
     }
 
-    pub fn table(&self) -> Table {
-        Table::new("qdisc_state")
-            .with("time_s", Column::F64(self.t.clone()))
-            .with(
-                "queue",
-                Column::Str(vec!["bottleneck".to_owned(); self.t.len()]),
-            )
+    /// The table, built in `b`'s batches (cancellable).
+    pub fn table(&self, b: &mut RowBatches) -> Result<Table, Cancelled> {
+        Ok(Table::new("qdisc_state")
+            .with("time_s", Column::F64(b.copy(&self.t)?))
+            .with("queue", Column::Str(b.repeat("bottleneck", self.t.len())?))
             .with(
                 "name",
-                Column::Str(self.name.iter().map(|s| (*s).to_owned()).collect()),
+                Column::Str(b.collect(self.name.iter().map(|s| (*s).to_owned()))?),
             )
-            .with("value", Column::F64(self.value.clone()))
+            .with("value", Column::F64(b.copy(&self.value)?)))
     }
 }
 
@@ -85,23 +83,26 @@ impl RttSamples {
         }
     }
 
-    /// The table, rows sorted by time (then flow), as a stable sort of the per-flow runs.
-    pub fn table(&self) -> Table {
-        let mut order: Vec<usize> = (0..self.t.len()).collect();
-        order.sort_by(|&a, &b| self.t[a].total_cmp(&self.t[b]));
-        Table::new("rtt_samples")
+    /// The table, rows sorted by time (then flow), as a stable sort of the per-flow runs,
+    /// built in `b`'s batches (cancellable; the sort merges the flows' sorted runs and is
+    /// one step).
+    pub fn table(&self, b: &mut RowBatches) -> Result<Table, Cancelled> {
+        let mut order: Vec<usize> = b.collect(0..self.t.len())?;
+        order.sort_by(|&x, &y| self.t[x].total_cmp(&self.t[y]));
+        b.ask_if_due()?;
+        Ok(Table::new("rtt_samples")
             .with(
                 "time_s",
-                Column::F64(order.iter().map(|&i| self.t[i]).collect()),
+                Column::F64(b.collect(order.iter().map(|&i| self.t[i]))?),
             )
             .with(
                 "flow_id",
-                Column::U32(order.iter().map(|&i| self.flow[i]).collect()),
+                Column::U32(b.collect(order.iter().map(|&i| self.flow[i]))?),
             )
             .with(
                 "rtt_ms",
-                Column::F64(order.iter().map(|&i| self.rtt_ms[i]).collect()),
-            )
+                Column::F64(b.collect(order.iter().map(|&i| self.rtt_ms[i]))?),
+            ))
     }
 }
 
@@ -140,22 +141,19 @@ impl QueueEvents {
         self.sojourn_ms.push(sojourn_ns as f64 / 1e6);
     }
 
-    pub fn table(&self) -> Table {
-        Table::new("queue_events")
-            .with("time_s", Column::F64(self.t.clone()))
-            .with("flow_id", Column::U32(self.flow.clone()))
+    /// The table, built in `b`'s batches (cancellable).
+    pub fn table(&self, b: &mut RowBatches) -> Result<Table, Cancelled> {
+        let event = |&m: &bool| if m { "mark" } else { "drop" }.to_owned();
+        Ok(Table::new("queue_events")
+            .with("time_s", Column::F64(b.copy(&self.t)?))
+            .with("flow_id", Column::U32(b.copy(&self.flow)?))
             .with(
                 "event",
-                Column::Str(
-                    self.mark
-                        .iter()
-                        .map(|&m| if m { "mark" } else { "drop" }.to_owned())
-                        .collect(),
-                ),
+                Column::Str(b.collect(self.mark.iter().map(event))?),
             )
-            .with("qlen_pkts", Column::U64(self.qlen_pkts.clone()))
-            .with("qlen_bytes", Column::U64(self.qlen_bytes.clone()))
-            .with("sojourn_ms", Column::F64(self.sojourn_ms.clone()))
+            .with("qlen_pkts", Column::U64(b.copy(&self.qlen_pkts)?))
+            .with("qlen_bytes", Column::U64(b.copy(&self.qlen_bytes)?))
+            .with("sojourn_ms", Column::F64(b.copy(&self.sojourn_ms)?)))
     }
 }
 
@@ -215,53 +213,60 @@ fn deadline_outcome(t: &Transfer, run_end_ns: u64) -> &'static str {
 }
 
 /// `transfers`: one row per finite transfer, ordered by start time then flow.
-/// `run_end_ns` decides whether an unfinished transfer has missed its deadline.
-pub fn transfers_table(rows: &[Transfer], run_end_ns: u64) -> Table {
-    let col_f = |f: &dyn Fn(&Transfer) -> f64| Column::F64(rows.iter().map(f).collect());
-    let col_u = |f: &dyn Fn(&Transfer) -> u64| Column::U64(rows.iter().map(f).collect());
-    Table::new("transfers")
-        .with(
-            "flow_id",
-            Column::U32(rows.iter().map(|r| r.flow).collect()),
-        )
-        .with("group", Column::U32(rows.iter().map(|r| r.group).collect()))
-        .with(
-            "transfer",
-            Column::U32(rows.iter().map(|r| r.index).collect()),
-        )
-        .with("size_bytes", col_u(&|r| r.size_bytes))
-        .with("start_s", col_f(&|r| secs(r.start_ns)))
-        .with("end_s", col_f(&|r| r.end_ns.map_or(f64::NAN, secs)))
-        .with("fct_s", col_f(&|r| r.fct_s().unwrap_or(f64::NAN)))
-        .with("retransmits", col_u(&|r| r.retransmits))
-        .with("timeouts", col_u(&|r| r.timeouts))
+/// `run_end_ns` decides whether an unfinished transfer has missed its deadline. Built in
+/// `b`'s batches (cancellable).
+pub fn transfers_table(
+    rows: &[Transfer],
+    run_end_ns: u64,
+    b: &mut RowBatches,
+) -> Result<Table, Cancelled> {
+    let col_f = |b: &mut RowBatches, f: &dyn Fn(&Transfer) -> f64| {
+        b.collect(rows.iter().map(f)).map(Column::F64)
+    };
+    let col_u = |b: &mut RowBatches, f: &dyn Fn(&Transfer) -> u64| {
+        b.collect(rows.iter().map(f)).map(Column::U64)
+    };
+    let col_u32 = |b: &mut RowBatches, f: &dyn Fn(&Transfer) -> u32| {
+        b.collect(rows.iter().map(f)).map(Column::U32)
+    };
+    Ok(Table::new("transfers")
+        .with("flow_id", col_u32(b, &|r| r.flow)?)
+        .with("group", col_u32(b, &|r| r.group)?)
+        .with("transfer", col_u32(b, &|r| r.index)?)
+        .with("size_bytes", col_u(b, &|r| r.size_bytes)?)
+        .with("start_s", col_f(b, &|r| secs(r.start_ns))?)
+        .with("end_s", col_f(b, &|r| r.end_ns.map_or(f64::NAN, secs))?)
+        .with("fct_s", col_f(b, &|r| r.fct_s().unwrap_or(f64::NAN))?)
+        .with("retransmits", col_u(b, &|r| r.retransmits)?)
+        .with("timeouts", col_u(b, &|r| r.timeouts)?)
         .with(
             "deadline_s",
-            col_f(&|r| r.deadline_ns.map_or(f64::NAN, secs)),
+            col_f(b, &|r| r.deadline_ns.map_or(f64::NAN, secs))?,
         )
         .with(
             "lateness_s",
-            col_f(&|r| match (r.deadline_ns, r.end_ns) {
+            col_f(b, &|r| match (r.deadline_ns, r.end_ns) {
                 (Some(d), Some(e)) => (e as f64 - d as f64) / NS_PER_SEC as f64,
                 _ => f64::NAN,
-            }),
+            })?,
         )
         .with(
             "deadline_met",
-            col_f(&|r| match deadline_outcome(r, run_end_ns) {
+            col_f(b, &|r| match deadline_outcome(r, run_end_ns) {
                 "met" => 1.0,
                 "missed" => 0.0,
                 _ => f64::NAN,
-            }),
+            })?,
         )
         .with(
             "deadline_outcome",
             Column::Str(
-                rows.iter()
-                    .map(|r| deadline_outcome(r, run_end_ns).to_owned())
-                    .collect(),
+                b.collect(
+                    rows.iter()
+                        .map(|r| deadline_outcome(r, run_end_ns).to_owned()),
+                )?,
             ),
-        )
+        ))
 }
 
 /// `deadline_control`: every decision of the DA-LBE controllers
@@ -285,26 +290,33 @@ impl DeadlineTrace {
         self.rows.push(d);
     }
 
-    pub fn table(&self) -> Table {
-        let col_f = |f: &dyn Fn(&crate::control::deadline::Decision) -> f64| {
-            Column::F64(self.rows.iter().map(f).collect())
+    /// The table, built in `b`'s batches (cancellable).
+    pub fn table(&self, b: &mut RowBatches) -> Result<Table, Cancelled> {
+        let col_f = |b: &mut RowBatches, f: &dyn Fn(&crate::control::deadline::Decision) -> f64| {
+            b.collect(self.rows.iter().map(f)).map(Column::F64)
         };
-        Table::new("deadline_control")
-            .with("time_s", col_f(&|d| secs(d.time_ns)))
-            .with("flow_id", Column::U32(self.flow.clone()))
+        Ok(Table::new("deadline_control")
+            .with("time_s", col_f(b, &|d| secs(d.time_ns))?)
+            .with("flow_id", Column::U32(b.copy(&self.flow)?))
             .with(
                 "bytes_left",
-                Column::U64(self.rows.iter().map(|d| d.bytes_left).collect()),
+                Column::U64(b.collect(self.rows.iter().map(|d| d.bytes_left))?),
             )
-            .with("plan_left_s", col_f(&|d| d.plan_left_s))
-            .with("rate_required_mbps", col_f(&|d| d.rate_required_bps / 1e6))
-            .with("rate_achieved_mbps", col_f(&|d| d.rate_achieved_bps / 1e6))
-            .with("rate_trend_mbps", col_f(&|d| d.rate_trend_bps / 1e6))
-            .with("knob", Column::Str(self.knob_name.clone()))
-            .with("knob_value", col_f(&|d| d.knob))
+            .with("plan_left_s", col_f(b, &|d| d.plan_left_s)?)
+            .with(
+                "rate_required_mbps",
+                col_f(b, &|d| d.rate_required_bps / 1e6)?,
+            )
+            .with(
+                "rate_achieved_mbps",
+                col_f(b, &|d| d.rate_achieved_bps / 1e6)?,
+            )
+            .with("rate_trend_mbps", col_f(b, &|d| d.rate_trend_bps / 1e6)?)
+            .with("knob", Column::Str(b.copy(&self.knob_name)?))
+            .with("knob_value", col_f(b, &|d| d.knob)?)
             .with(
                 "escalated",
-                Column::U32(self.rows.iter().map(|d| u32::from(d.escalated)).collect()),
-            )
+                Column::U32(b.collect(self.rows.iter().map(|d| u32::from(d.escalated)))?),
+            ))
     }
 }

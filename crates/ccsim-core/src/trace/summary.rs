@@ -6,8 +6,8 @@ use crate::engine::NS_PER_SEC;
 use crate::net::link::{CapacityMeter, Link};
 use crate::qdisc::QueueDisc;
 use crate::results::{
-    Column, FctStats, FctSummary, FlowSummary, GroupSummary, QueueSummary, RunOutput, Summary,
-    Table,
+    Cancelled, Column, FctStats, FctSummary, FlowSummary, GroupSummary, QueueSummary, RowBatches,
+    RunOutput, Summary, Table,
 };
 use crate::stats::{jain_index, QueueSnapshot};
 use crate::trace::{
@@ -17,8 +17,14 @@ use crate::trace::{
 use super::recorders::{Recorders, View};
 
 impl Recorders {
-    /// Summarise the run (`wall_s`: the wall-clock seconds it took).
-    pub fn finish(&self, v: &View, wall_s: f64) -> RunOutput {
+    /// Summarise the run (`wall_s`: the wall-clock seconds it took), building the tables
+    /// in `b`'s batches: a cancellation between two of them ends with [`Cancelled`].
+    pub fn finish(
+        &self,
+        v: &View,
+        wall_s: f64,
+        b: &mut RowBatches,
+    ) -> Result<RunOutput, Cancelled> {
         let window_s =
             (self.info.measure_end_ns - self.info.measure_start_ns) as f64 / NS_PER_SEC as f64;
         // Finished transfers, then those still running at the end, by start then flow.
@@ -170,14 +176,18 @@ impl Recorders {
             paths,
             warnings: self.budget_warnings(v),
         };
-        let mut tables = self.tables(v, &summary, hist);
-        tables.push(transfers_table(&transfers, self.info.duration_ns));
-        tables.extend(self.trace_tables(v));
-        RunOutput {
+        let mut tables = self.tables(v, &summary, hist, b)?;
+        tables.push(transfers_table(&transfers, self.info.duration_ns, b)?);
+        tables.extend(self.trace_tables(v, b)?);
+        let pcap = match &self.pcap {
+            Some(p) => Some(b.copy(p.bytes())?),
+            None => None,
+        };
+        Ok(RunOutput {
             summary,
             tables,
-            pcap: self.pcap.as_ref().map(|p| p.bytes().to_vec()),
-        }
+            pcap,
+        })
     }
 
     pub(crate) fn tables(
@@ -185,69 +195,66 @@ impl Recorders {
         v: &View,
         summary: &Summary,
         hist: &hdrhistogram::Histogram<u64>,
-    ) -> Vec<Table> {
+        b: &mut RowBatches,
+    ) -> Result<Vec<Table>, Cancelled> {
         let s = &self.series;
+        // The series grow with the run (up to 100 M rows): copied in `b`'s batches, so
+        // a cancellation is heard between them.
         let flow_series = Table::new("flow_series")
-            .with("time_s", Column::F64(s.flow_t.clone()))
-            .with("flow_id", Column::U32(s.flow_id.clone()))
-            .with("goodput_mbps", Column::F64(s.flow_goodput.clone()))
-            .with("throughput_mbps", Column::F64(s.flow_throughput.clone()))
-            .with("bytes_delivered", Column::U64(s.flow_bytes.clone()))
-            .with("drops", Column::U64(s.flow_drops.clone()))
-            .with("marks", Column::U64(s.flow_marks.clone()));
+            .with("time_s", Column::F64(b.copy(&s.flow_t)?))
+            .with("flow_id", Column::U32(b.copy(&s.flow_id)?))
+            .with("goodput_mbps", Column::F64(b.copy(&s.flow_goodput)?))
+            .with("throughput_mbps", Column::F64(b.copy(&s.flow_throughput)?))
+            .with("bytes_delivered", Column::U64(b.copy(&s.flow_bytes)?))
+            .with("drops", Column::U64(b.copy(&s.flow_drops)?))
+            .with("marks", Column::U64(b.copy(&s.flow_marks)?));
+        let group_names = s.group_protocol.iter().zip(&s.group_id).map(|(p, &g)| {
+            let names = if *p == "tcp" {
+                &self.info.group_names.0
+            } else {
+                &self.info.group_names.1
+            };
+            names[g as usize].clone().unwrap_or_default()
+        });
         let group_series = Table::new("group_series")
-            .with("time_s", Column::F64(s.group_t.clone()))
+            .with("time_s", Column::F64(b.copy(&s.group_t)?))
             .with(
                 "protocol",
-                Column::Str(s.group_protocol.iter().map(|p| (*p).to_owned()).collect()),
+                Column::Str(b.collect(s.group_protocol.iter().map(|p| (*p).to_owned()))?),
             )
-            .with("group", Column::U32(s.group_id.clone()))
-            .with(
-                "name",
-                Column::Str(
-                    s.group_protocol
-                        .iter()
-                        .zip(&s.group_id)
-                        .map(|(p, &g)| {
-                            let names = if *p == "tcp" {
-                                &self.info.group_names.0
-                            } else {
-                                &self.info.group_names.1
-                            };
-                            names[g as usize].clone().unwrap_or_default()
-                        })
-                        .collect(),
-                ),
-            )
-            .with("flows_started", Column::U32(s.group_active.clone()))
-            .with("goodput_mbps", Column::F64(s.group_goodput.clone()))
-            .with("throughput_mbps", Column::F64(s.group_throughput.clone()));
+            .with("group", Column::U32(b.copy(&s.group_id)?))
+            .with("name", Column::Str(b.collect(group_names)?))
+            .with("flows_started", Column::U32(b.copy(&s.group_active)?))
+            .with("goodput_mbps", Column::F64(b.copy(&s.group_goodput)?))
+            .with("throughput_mbps", Column::F64(b.copy(&s.group_throughput)?));
         let cc_trace = Table::new("cc_trace")
-            .with("time_s", Column::F64(s.cc_t.clone()))
-            .with("flow_id", Column::U32(s.cc_id.clone()))
-            .with("cwnd_pkts", Column::F64(s.cc_cwnd.clone()))
-            .with("ssthresh_pkts", Column::F64(s.cc_ssthresh.clone()))
-            .with("srtt_ms", Column::F64(s.cc_srtt.clone()))
-            .with("inflight_pkts", Column::F64(s.cc_inflight.clone()));
+            .with("time_s", Column::F64(b.copy(&s.cc_t)?))
+            .with("flow_id", Column::U32(b.copy(&s.cc_id)?))
+            .with("cwnd_pkts", Column::F64(b.copy(&s.cc_cwnd)?))
+            .with("ssthresh_pkts", Column::F64(b.copy(&s.cc_ssthresh)?))
+            .with("srtt_ms", Column::F64(b.copy(&s.cc_srtt)?))
+            .with("inflight_pkts", Column::F64(b.copy(&s.cc_inflight)?));
         let n = s.q_t.len();
+        let lossy = v.links[self.queue_link as usize].loss.is_some();
+        let q_losses = if lossy {
+            b.copy(&s.q_losses)?
+        } else {
+            Vec::new()
+        };
         let queue_series = Table::new("queue_series")
-            .with("time_s", Column::F64(s.q_t.clone()))
-            .with("queue", Column::Str(vec!["bottleneck".to_string(); n]))
-            .with("qlen_pkts", Column::U64(s.q_pkts.clone()))
-            .with("qlen_bytes", Column::U64(s.q_bytes.clone()))
-            .with("sojourn_mean_ms", Column::F64(s.q_sojourn_mean.clone()))
-            .with("sojourn_max_ms", Column::F64(s.q_sojourn_max.clone()))
-            .with("sojourn_min_ms", Column::F64(s.q_sojourn_min.clone()))
-            .with("departed_bytes", Column::U64(s.q_departed_bytes.clone()))
-            .with("utilisation", Column::F64(s.q_utilisation.clone()))
-            .with("arrivals", Column::U64(s.q_arrivals.clone()))
-            .with("drops", Column::U64(s.q_drops.clone()))
-            .with("marks", Column::U64(s.q_marks.clone()))
-            .with_if(
-                v.links[self.queue_link as usize].loss.is_some(),
-                "losses",
-                || Column::U64(s.q_losses.clone()),
-            );
+            .with("time_s", Column::F64(b.copy(&s.q_t)?))
+            .with("queue", Column::Str(b.repeat("bottleneck", n)?))
+            .with("qlen_pkts", Column::U64(b.copy(&s.q_pkts)?))
+            .with("qlen_bytes", Column::U64(b.copy(&s.q_bytes)?))
+            .with("sojourn_mean_ms", Column::F64(b.copy(&s.q_sojourn_mean)?))
+            .with("sojourn_max_ms", Column::F64(b.copy(&s.q_sojourn_max)?))
+            .with("sojourn_min_ms", Column::F64(b.copy(&s.q_sojourn_min)?))
+            .with("departed_bytes", Column::U64(b.copy(&s.q_departed_bytes)?))
+            .with("utilisation", Column::F64(b.copy(&s.q_utilisation)?))
+            .with("arrivals", Column::U64(b.copy(&s.q_arrivals)?))
+            .with("drops", Column::U64(b.copy(&s.q_drops)?))
+            .with("marks", Column::U64(b.copy(&s.q_marks)?))
+            .with_if(lossy, "losses", || Column::U64(q_losses));
         let (mut cdf_x, mut cdf_y) = (Vec::new(), Vec::new());
         let total = hist.len();
         if total > 0 {
@@ -304,6 +311,7 @@ impl Recorders {
             .with("marks", u64s(|x| x.marks))
             .with_if(has_loss, "losses", || u64s(|x| x.losses.unwrap_or(0)))
             .with("fct_s", f64s(|x| x.fct_s.unwrap_or(f64::NAN)));
+        b.built(f.len())?;
         // Conservation accounting: sent = arrived + dropped + in_network, per flow and queue.
         let in_net = v.packets_in_network();
         let c = &v.counters;
@@ -376,10 +384,10 @@ impl Recorders {
                 Column::U64(l.iter().map(|x| x.qdisc.len_packets() as u64).collect()),
             );
         let cc_vars = Table::new("cc_vars")
-            .with("time_s", Column::F64(s.var_t.clone()))
-            .with("flow_id", Column::U32(s.var_id.clone()))
-            .with("name", Column::Str(s.var_name.clone()))
-            .with("value", Column::F64(s.var_value.clone()));
+            .with("time_s", Column::F64(b.copy(&s.var_t)?))
+            .with("flow_id", Column::U32(b.copy(&s.var_id)?))
+            .with("name", Column::Str(b.copy(&s.var_name)?))
+            .with("value", Column::F64(b.copy(&s.var_value)?));
         let (mut rt, mut rid, mut rcause, mut rbefore, mut rafter) =
             (vec![], vec![], vec![], vec![], vec![]);
         for (i, f) in v.tcp.iter().enumerate() {
@@ -396,6 +404,7 @@ impl Recorders {
                 );
                 rbefore.push(r.cwnd_before as f64);
                 rafter.push(r.ssthresh_after as f64);
+                b.built(1)?;
             }
         }
         let cc_reductions = Table::new("cc_reductions")
@@ -404,7 +413,7 @@ impl Recorders {
             .with("cause", Column::Str(rcause))
             .with("cwnd_before_pkts", Column::F64(rbefore))
             .with("ssthresh_after_pkts", Column::F64(rafter));
-        vec![
+        Ok(vec![
             flow_series,
             group_series,
             cc_trace,
@@ -415,7 +424,7 @@ impl Recorders {
             flows,
             conservation,
             queues,
-        ]
+        ])
     }
 }
 
@@ -455,25 +464,32 @@ impl Recorders {
     /// The opt-in traces' tables (`qdisc_state`, `rtt_samples`, `queue_events`) and the
     /// DA-LBE controllers' decisions (`deadline_control`), each
     /// present (possibly empty) whatever the options, so every run has the same tables.
-    pub(crate) fn trace_tables(&self, v: &View) -> Vec<Table> {
+    /// Built in `b`'s batches (cancellable).
+    pub(crate) fn trace_tables(
+        &self,
+        v: &View,
+        b: &mut RowBatches,
+    ) -> Result<Vec<Table>, Cancelled> {
         let mut rtts = RttSamples::default();
         for (i, f) in v.tcp.iter().enumerate() {
             rtts.extend(i as u32, &f.past_rtts);
             if let Some(log) = &f.sender.rtt_log {
                 rtts.extend(i as u32, log);
             }
+            b.built(f.past_rtts.len() + f.sender.rtt_log.as_ref().map_or(0, Vec::len))?;
         }
-        vec![
-            self.qdisc_state.as_ref().map_or_else(
-                || QdiscStateTrace::default().table(),
-                QdiscStateTrace::table,
-            ),
-            rtts.table(),
-            self.queue_events
-                .as_ref()
-                .map_or_else(|| QueueEvents::default().table(), QueueEvents::table),
-            self.deadline.table(),
-        ]
+        Ok(vec![
+            match &self.qdisc_state {
+                Some(trace) => trace.table(b)?,
+                None => QdiscStateTrace::default().table(b)?,
+            },
+            rtts.table(b)?,
+            match &self.queue_events {
+                Some(trace) => trace.table(b)?,
+                None => QueueEvents::default().table(b)?,
+            },
+            self.deadline.table(b)?,
+        ])
     }
 }
 
