@@ -176,3 +176,49 @@ fn bad_host_lists_name_the_key_that_is_wrong() {
         assert!(got.contains(want), "got {got:?}, want {want:?}");
     }
 }
+
+/// `queue_series` of a `[network]`: a row per tick for each link that queued, named by
+/// the link; its per-interval drops, marks and bytes add up to the link's own counters
+/// in the summary (a separate count, kept by the link's statistics over the window).
+#[test]
+fn queue_series_has_every_queueing_link_and_adds_up_to_its_counters() {
+    let text = "duration = \"200ms\"\nmeasure = { start = \"0s\" }\nstats_interval = \"10ms\"\n\
+        [network]\nkind = \"parking_lot\"\n\
+        hops = [{ rate = \"20Mbps\", delay = \"2ms\", queue = { kind = \"droptail\", limit = \"20p\" } },\n\
+                { rate = \"10Mbps\", delay = \"2ms\", queue = { kind = \"red\", mode = \"step\", threshold = \"5p\", limit = \"50p\" } }]\n\
+        [[flows]]\nfrom = \"r0\"\nto = \"r2\"\nrtt = \"20ms\"\n\
+        [[flows]]\nfrom = \"r0\"\nto = \"r1\"\ncount = 2\nrtt = \"20ms\"\n\
+        [[flows]]\nfrom = \"r1\"\nto = \"r2\"\ncc = \"dctcp\"\necn = true\nrtt = \"20ms\"\n";
+    let out = run(text);
+    let table = out
+        .tables
+        .iter()
+        .find(|t| t.name == "queue_series")
+        .expect("queue_series");
+    use ccsim_core::results::Column;
+    let Some(Column::Str(names)) = table.column("queue") else {
+        panic!("queue column")
+    };
+    let u64s = |c: &str| match table.column(c) {
+        Some(Column::U64(v)) => v.clone(),
+        _ => panic!("{c}"),
+    };
+    let (drops, marks, bytes) = (u64s("drops"), u64s("marks"), u64s("departed_bytes"));
+    let ticks = 200 / 10;
+    for link in out.summary.links.as_ref().expect("links") {
+        let rows: Vec<usize> = (0..names.len())
+            .filter(|&r| names[r] == link.name)
+            .collect();
+        if link.name.ends_with("-reverse") {
+            continue; // ACKs: they may or may not wait behind one another
+        }
+        assert_eq!(rows.len(), ticks, "{}: {} rows", link.name, rows.len());
+        let sum = |v: &[u64]| rows.iter().map(|&r| v[r]).sum::<u64>();
+        assert_eq!(sum(&drops), link.drops, "{}", link.name);
+        assert_eq!(sum(&marks), link.marks, "{}", link.name);
+        assert_eq!(sum(&bytes), link.bytes_departed, "{}", link.name);
+    }
+    // Both hops queued (DropTail drops at hop1, RED marks DCTCP at hop2).
+    assert!(names.iter().any(|n| n == "hop1") && names.iter().any(|n| n == "hop2"));
+    assert!(!names.iter().any(|n| n == "bottleneck"));
+}

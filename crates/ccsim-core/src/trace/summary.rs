@@ -229,25 +229,7 @@ impl Recorders {
             .with("ssthresh_pkts", Column::F64(s.cc_ssthresh.clone()))
             .with("srtt_ms", Column::F64(s.cc_srtt.clone()))
             .with("inflight_pkts", Column::F64(s.cc_inflight.clone()));
-        let n = s.q_t.len();
-        let queue_series = Table::new("queue_series")
-            .with("time_s", Column::F64(s.q_t.clone()))
-            .with("queue", Column::Str(vec!["bottleneck".to_string(); n]))
-            .with("qlen_pkts", Column::U64(s.q_pkts.clone()))
-            .with("qlen_bytes", Column::U64(s.q_bytes.clone()))
-            .with("sojourn_mean_ms", Column::F64(s.q_sojourn_mean.clone()))
-            .with("sojourn_max_ms", Column::F64(s.q_sojourn_max.clone()))
-            .with("sojourn_min_ms", Column::F64(s.q_sojourn_min.clone()))
-            .with("departed_bytes", Column::U64(s.q_departed_bytes.clone()))
-            .with("utilisation", Column::F64(s.q_utilisation.clone()))
-            .with("arrivals", Column::U64(s.q_arrivals.clone()))
-            .with("drops", Column::U64(s.q_drops.clone()))
-            .with("marks", Column::U64(s.q_marks.clone()))
-            .with_if(
-                v.links[self.queue_link as usize].loss.is_some(),
-                "losses",
-                || Column::U64(s.q_losses.clone()),
-            );
+        let queue_series = self.queue_series_table(v);
         let (mut cdf_x, mut cdf_y) = (Vec::new(), Vec::new());
         let total = hist.len();
         if total > 0 {
