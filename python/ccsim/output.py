@@ -32,7 +32,7 @@ KNOWN_TABLES: tuple[str, ...] = tuple(_core.table_names())
 #: (``ccsim.plots.style``).
 PLOT_FILES = tuple(
     f"{stem}.{fmt}"
-    for stem in ("throughput", "queue_delay", "sojourn_cdf", "cwnd", "rtt", "links")
+    for stem in ("throughput", "queue_delay", "sojourn_cdf", "cwnd", "rtt", "links", "link_queues")
     for fmt in ("png", "pdf", "svg")
 )
 OWNED_FILES = frozenset(

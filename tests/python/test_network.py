@@ -27,6 +27,16 @@ def test_parking_lot_example_runs_and_reports_each_hop(tmp_path: Path) -> None:
     drops = {q["name"]: q["drops"] for q in summary["links"]}
     assert [drops[n] for n in sections] == sorted(drops[n] for n in sections)[::-1]
     assert (out / "links.png").exists()
+    # queue_series: a row per tick for every link that queued, named by the link; the
+    # hops' panels in link_queues.
+    import pyarrow.parquet as pq
+
+    queue = pq.read_table(out / "queue_series.parquet")
+    rows = queue.column("queue").to_pylist()
+    assert {"hop1", "hop2", "hop3"} <= set(rows), set(rows)
+    assert "bottleneck" not in rows
+    assert len({rows.count(n) for n in set(rows)}) == 1  # every link every tick
+    assert (out / "link_queues.png").exists()
 
 
 def _link(drops: int = 0, marks: int = 0, p99_ms: float | None = 0.0) -> dict:

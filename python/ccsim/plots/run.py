@@ -53,7 +53,7 @@ from ccsim.plots.text import scenario_caption
 #: Figures of a run, by file stem, in the order they are drawn.
 FIGURES = ("throughput", "queue_delay", "sojourn_cdf", "cwnd", "rtt")
 #: Figures only a ``[network]`` run draws.
-NETWORK_FIGURES = ("links",)
+NETWORK_FIGURES = ("links", "link_queues")
 #: Congested links drawn in the ``links`` figure.
 MAX_LINK_ROWS = 8
 
@@ -610,6 +610,13 @@ def plot_results(
     summary = _summary(directory)
     flows = _load(directory, "flows")
     queue = _load(directory, "queue_series")
+    network_queues = queue
+    if queue is not None and summary.get("links") is not None and "queue" in queue:
+        # A [network]'s queue_series has a row per tick for every link that queued: the
+        # run's figures of "the bottleneck" read its first link's rows only (none if it
+        # never queued), the link_queues figure the congested links'.
+        first = queue["queue"] == summary.get("bottleneck", {}).get("name")
+        queue = {column: values[first] for column, values in queue.items()}
     drawers: list[tuple[str, Callable[[], Figure]]] = [
         ("throughput", lambda: plot_throughput(series, flows, summary, queue))
     ]
@@ -628,6 +635,14 @@ def plot_results(
 
     if congested_links(summary):
         drawers.append(("links", lambda: plot_links(summary)))
+    if network_queues is not None and summary.get("links") is not None:
+        from ccsim.plots.link_queues import plot_link_queues, queued_links
+
+        shown = queued_links(network_queues, summary)
+        if shown:
+            drawers.append(
+                ("link_queues", lambda: plot_link_queues(network_queues, summary, shown))
+            )
 
     def draw(stems: Sequence[str]) -> None:
         with styled():

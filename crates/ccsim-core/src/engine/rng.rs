@@ -28,6 +28,9 @@ pub enum StreamKind {
     /// A link's delay jitter (`net::link_model::jitter`), one stream per link, apart from
     /// its loss model's so that adding one moves none of the other's draws.
     LinkJitter = 9,
+    /// A group's `pairing = "permutation"` draw (`scenario::network`), one stream per
+    /// group, so that drawing it moves no other stream's draws.
+    Pairing = 10,
 }
 
 /// SplitMix64's output function: the seed mixer of the streams, also a cheap

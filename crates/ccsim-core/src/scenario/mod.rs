@@ -1211,7 +1211,7 @@ fn resolve_deadline(
 }
 
 fn resolve_flow(
-    f: RawFlow,
+    mut f: RawFlow,
     i: usize,
     duration: SimDuration,
     seed: u64,
@@ -1223,9 +1223,18 @@ fn resolve_flow(
         Some(g) => positive(g, join(&prefix, "min_rto"))?,
         None => SimDuration { ns: 200_000_000 },
     };
+    let endpoints = network::resolve_endpoints(
+        (f.from.take(), f.to.take(), f.path.take(), f.pairing.take()),
+        &prefix,
+        stream(seed, StreamKind::Pairing, i as u64),
+    )?;
+    // A group spread over several hosts defaults to one flow per host.
+    let default_count = endpoints.as_ref().map_or(1, Endpoints::default_count);
     let (count, arrivals, start) = match &f.arrivals {
         None => (
-            f.count.as_ref().map_or(1, |g| g.value.0 as usize),
+            f.count
+                .as_ref()
+                .map_or(default_count, |g| g.value.0 as usize),
             None,
             start_spec(f.start.as_ref(), &join(&prefix, "start"))?,
         ),
@@ -1398,20 +1407,27 @@ fn resolve_flow(
             .transpose()?,
         deadline: resolve_deadline(f.deadline, f.deadline_control, f.size.is_some(), &prefix)?,
         direction: f.direction.map_or(Direction::Forward, |g| g.value),
-        endpoints: network::resolve_endpoints(f.from, f.to, f.path, &prefix)?,
+        endpoints,
     };
     Ok((group, start))
 }
 
 fn resolve_udp(
-    u: RawUdp,
+    mut u: RawUdp,
     i: usize,
     seed: u64,
     flows_before: usize,
     ticks: u64,
 ) -> Result<(UdpGroup, StartSpec), ScenarioError> {
     let prefix = format!("udp[{i}]");
-    let count = u.count.map_or(1, |g| g.value.0 as usize);
+    // The UDP groups' permutations from streams apart from the TCP groups' (index + 2^32).
+    let endpoints = network::resolve_endpoints(
+        (u.from.take(), u.to.take(), u.path.take(), u.pairing.take()),
+        &prefix,
+        stream(seed, StreamKind::Pairing, (1 << 32) + i as u64),
+    )?;
+    let default_count = endpoints.as_ref().map_or(1, Endpoints::default_count);
+    let count = u.count.map_or(default_count, |g| g.value.0 as usize);
     check_flow_budget(flows_before, count, ticks, &join(&prefix, "count"))?;
     let rtts = draw_rtts(
         &u.rtt,
@@ -1460,7 +1476,7 @@ fn resolve_udp(
         stop: u.stop.map(|g| g.value),
         access_rate: u.access_rate.map(|g| g.value),
         direction: u.direction.map_or(Direction::Forward, |g| g.value),
-        endpoints: network::resolve_endpoints(u.from, u.to, u.path, &prefix)?,
+        endpoints,
         ppv: u
             .ppv
             .map(|p| resolve_ppv(p, &join(&prefix, "ppv")))

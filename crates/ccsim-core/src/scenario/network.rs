@@ -26,6 +26,10 @@
 //! rtt = "40ms"                       # >= the route's propagation RTT there and back
 //! ```
 //!
+//! `from` and `to` may list several hosts (ranges like `"host[16-31]"`): the group's
+//! flows are spread round-robin over them, or with `pairing = "permutation"` each host of
+//! `from` sends to another drawn at random (see [`Endpoints`]).
+//!
 //! Every flow gets a sender and a receiver of its own, on access links to its `from`
 //! and `to` nodes; the sender's access link carries half of what the flow's `rtt` asks
 //! beyond the route's propagation delay there and back (its ACKs' access link the
@@ -128,13 +132,133 @@ pub struct HopSpec {
     pub queue: AlgoSpec,
 }
 
-/// Where a group's flows go in a `[network]`: from one node to another, along `path`
-/// (node names, `from` first and `to` last) or a fewest-hop route.
+/// Where a group's flows go in a `[network]`: from its `from` hosts to its `to` hosts,
+/// along `path` (node names, `from` first and `to` last) or a fewest-hop route.
+///
+/// One host each way is the common case; a list spreads the group's flows over several
+/// hosts, flow `k` from `from[k % len]` to `to[k % len]` (round-robin: an incast is many
+/// `from` and one `to`), or with `pairing = "permutation"` from each host of `from` to
+/// the host a random derangement of `from` gives it (every host sends to one other host
+/// and receives from one: the permutation traffic matrix of Raiciu et al., "Improving
+/// datacenter performance and robustness with multipath TCP", SIGCOMM 2011, §4).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Endpoints {
-    pub from: String,
-    pub to: String,
+    /// The senders' hosts, ranges expanded, in the order written (at least one).
+    pub from: Vec<String>,
+    /// The receivers' hosts (a permutation's: `from` in its drawn order).
+    pub to: Vec<String>,
+    /// The explicit path (one host each way only).
     pub path: Option<Vec<String>>,
+    /// `pairing = "permutation"`: `to[i]` is the host `from[i]` sends to (none is its
+    /// own), so flow `k` goes from `from[k % len]` to `to[k % len]` as round-robin does.
+    pub permutation: bool,
+}
+
+impl Endpoints {
+    /// One flow per host named (the longer list's length), the count a group spread over
+    /// hosts gets when it gives none.
+    pub fn default_count(&self) -> usize {
+        self.from.len().max(self.to.len())
+    }
+
+    /// Flow `k`'s hosts, as indices into `from` and `to`.
+    pub fn pair(&self, k: usize) -> (usize, usize) {
+        (k % self.from.len(), k % self.to.len())
+    }
+}
+
+/// `from` / `to` as written: one host name, or a list of them (each may be a range like
+/// `"host[16-31]"`).
+pub(super) struct RawHosts(Vec<Given<Label>>);
+
+const HOSTS_EXPECTED: &str =
+    "a host name like \"host3\" or a list like [\"host[16-31]\", \"host40\"]";
+
+impl<'de> serde::Deserialize<'de> for RawHosts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(HostsVisitor)
+    }
+}
+
+struct HostsVisitor;
+
+impl HostsVisitor {
+    fn wrong<E: serde::de::Error>(got: &str) -> Result<RawHosts, E> {
+        Err(E::custom(format!("expected {HOSTS_EXPECTED}, got {got}")))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for HostsVisitor {
+    type Value = RawHosts;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(HOSTS_EXPECTED)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawHosts, E> {
+        let lit = super::lit::Lit::S(v.to_owned());
+        let value = <Label as super::lit::Leaf>::from_lit(&lit).map_err(E::custom)?;
+        Ok(RawHosts(vec![Given {
+            value,
+            text: lit.to_string(),
+        }]))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<RawHosts, A::Error> {
+        let mut hosts = Vec::new();
+        while let Some(h) = seq.next_element::<Given<Label>>()? {
+            hosts.push(h);
+        }
+        Ok(RawHosts(hosts))
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<RawHosts, E> {
+        Self::wrong(&v.to_string())
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RawHosts, E> {
+        Self::wrong(&v.to_string())
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RawHosts, E> {
+        Self::wrong(&v.to_string())
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RawHosts, E> {
+        Self::wrong(&v.to_string())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, _map: A) -> Result<RawHosts, A::Error> {
+        Self::wrong("a table")
+    }
+}
+
+/// The most hosts one range may name (a guard against a typo like `host[0-99999999]`).
+const MAX_RANGE_HOSTS: u64 = 100_000;
+
+/// A list's names with ranges expanded: `"host[16-19]"` is host16, host17, host18,
+/// host19 (the hostlist notation of Slurm and pdsh; bounds inclusive, numbers without
+/// padding, as the generators name their nodes).
+fn expand_hosts(raw: RawHosts, key: &str) -> Result<Vec<String>, ScenarioError> {
+    let mut out = Vec::with_capacity(raw.0.len());
+    for (i, g) in raw.0.into_iter().enumerate() {
+        let name = g.value.0;
+        let Some(open) = name.find('[') else {
+            out.push(name);
+            continue;
+        };
+        let bad = || {
+            error(
+                format!("{key}[{i}]"),
+                format!("expected a range like \"host[16-31]\" (first <= last), got {name:?}"),
+            )
+        };
+        let close = name[open..].find(']').map(|c| open + c).ok_or_else(bad)?;
+        let (first, last) = name[open + 1..close].split_once('-').ok_or_else(bad)?;
+        let (first, last): (u64, u64) = (
+            first.trim().parse().map_err(|_| bad())?,
+            last.trim().parse().map_err(|_| bad())?,
+        );
+        if first > last || last - first >= MAX_RANGE_HOSTS {
+            return Err(bad());
+        }
+        let (head, tail) = (&name[..open], &name[close + 1..]);
+        out.extend((first..=last).map(|n| format!("{head}{n}{tail}")));
+    }
+    Ok(out)
 }
 
 impl Network {
@@ -336,39 +460,114 @@ fn positive_rate(g: &Given<DataRate>, path: &str) -> Result<DataRate, ScenarioEr
     Ok(g.value)
 }
 
-/// A group's `from`, `to` and `path` (`prefix`: `flows[1]`): both ends or a path.
+/// What a group says of its hosts: `from`, `to`, `path`, `pairing`.
+pub(super) type RawEndpoints = (
+    Option<RawHosts>,
+    Option<RawHosts>,
+    Option<Vec<Given<Label>>>,
+    Option<Given<super::raw::Kind>>,
+);
+
+/// A group's `from`, `to`, `path` and `pairing` (`prefix`: `flows[1]`): both ends, a
+/// path, or a permutation of `from` drawn from `rng` (the group's own stream).
 pub(super) fn resolve_endpoints(
-    from: Option<Given<Label>>,
-    to: Option<Given<Label>>,
-    path: Option<Vec<Given<Label>>>,
+    (from, to, path, pairing): RawEndpoints,
     prefix: &str,
+    mut rng: crate::engine::rng::SimRng,
 ) -> Result<Option<Endpoints>, ScenarioError> {
+    let key = |k: &str| join(prefix, k);
+    let hosts = |raw: Option<RawHosts>, k: &str| -> Result<Option<Vec<String>>, ScenarioError> {
+        let Some(raw) = raw else { return Ok(None) };
+        let list = expand_hosts(raw, &key(k))?;
+        if list.is_empty() {
+            return Err(error(
+                key(k),
+                "expected at least one host, got an empty list",
+            ));
+        }
+        Ok(Some(list))
+    };
+    let (from, to) = (hosts(from, "from")?, hosts(to, "to")?);
+    let pairing = pairing.map_or_else(|| "round_robin".to_owned(), |g| g.value.0);
+    match pairing.as_str() {
+        "round_robin" => {}
+        "permutation" => {
+            if to.is_some() {
+                return Err(error(
+                    key("to"),
+                    "not with pairing = \"permutation\": each host of from sends to another of from",
+                ));
+            }
+            if path.is_some() {
+                return Err(error(key("path"), "not with pairing = \"permutation\""));
+            }
+            let from = from
+                .ok_or_else(|| error(key("from"), "missing: the hosts the permutation pairs up"))?;
+            let mut seen = std::collections::HashSet::new();
+            if let Some(dup) = from.iter().find(|h| !seen.insert(h.as_str())) {
+                return Err(error(key("from"), format!("names host {dup:?} twice")));
+            }
+            if from.len() < 2 {
+                return Err(error(
+                    key("from"),
+                    format!("a permutation needs at least two hosts, got {}", from.len()),
+                ));
+            }
+            let to = derangement(from.len(), &mut rng)
+                .into_iter()
+                .map(|j| from[j].clone())
+                .collect();
+            return Ok(Some(Endpoints {
+                from,
+                to,
+                path: None,
+                permutation: true,
+            }));
+        }
+        other => {
+            return Err(error(
+                key("pairing"),
+                format!("expected \"round_robin\" or \"permutation\", got {other:?}"),
+            ))
+        }
+    }
     let path: Option<Vec<String>> = path.map(|v| v.into_iter().map(|g| g.value.0).collect());
-    let (from, to) = (from.map(|g| g.value.0), to.map(|g| g.value.0));
     if let Some(p) = &path {
         if p.len() < 2 {
             return Err(error(
-                join(prefix, "path"),
+                key("path"),
                 "expected at least two nodes, the first the flow's from and the last its to",
             ));
         }
         let ends = [("from", &from, &p[0]), ("to", &to, &p[p.len() - 1])];
-        for (key, given, end) in ends {
-            if given.as_ref().is_some_and(|g| g != end) {
-                return Err(error(
-                    join(prefix, "path"),
-                    format!(
-                        "must {} at {key} = {given:?}, got {end:?}",
-                        if key == "from" { "start" } else { "end" },
-                        given = given.as_deref().unwrap_or_default()
-                    ),
-                ));
+        for (k, given, end) in ends {
+            match given.as_deref() {
+                Some([one]) if one != end => {
+                    return Err(error(
+                        key("path"),
+                        format!(
+                            "must {} at {k} = {one:?}, got {end:?}",
+                            if k == "from" { "start" } else { "end" },
+                        ),
+                    ))
+                }
+                Some(list) if list.len() > 1 => {
+                    return Err(error(
+                        key("path"),
+                        format!(
+                            "an explicit path joins one host to one host, but {k} lists {}",
+                            list.len()
+                        ),
+                    ))
+                }
+                _ => {}
             }
         }
         return Ok(Some(Endpoints {
-            from: p[0].clone(),
-            to: p[p.len() - 1].clone(),
+            from: vec![p[0].clone()],
+            to: vec![p[p.len() - 1].clone()],
             path,
+            permutation: false,
         }));
     }
     match (from, to) {
@@ -377,8 +576,24 @@ pub(super) fn resolve_endpoints(
             from,
             to,
             path: None,
+            permutation: false,
         })),
-        (None, Some(_)) => Err(error(join(prefix, "from"), "missing (to is given)")),
-        (Some(_), None) => Err(error(join(prefix, "to"), "missing (from is given)")),
+        (None, Some(_)) => Err(error(key("from"), "missing (to is given)")),
+        (Some(_), None) => Err(error(key("to"), "missing (from is given)")),
+    }
+}
+
+/// A uniformly random derangement of `0..n` (`n >= 2`): Fisher-Yates shuffles until one
+/// has no fixed point (a shuffle is one with probability about 1/e, so a few tries).
+fn derangement(n: usize, rng: &mut crate::engine::rng::SimRng) -> Vec<usize> {
+    loop {
+        let mut p: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+            p.swap(i, j);
+        }
+        if p.iter().enumerate().all(|(i, &j)| i != j) {
+            return p;
+        }
     }
 }

@@ -596,9 +596,10 @@ pub(super) struct RawFlow {
     pub deadline: Option<Given<SimDuration>>,
     pub deadline_control: Option<Table<RawDeadlineControl>>,
     pub direction: Option<Given<Direction>>,
-    pub from: Option<Given<Label>>,
-    pub to: Option<Given<Label>>,
+    pub from: Option<super::network::RawHosts>,
+    pub to: Option<super::network::RawHosts>,
     pub path: Option<Vec<Given<Label>>>,
+    pub pairing: Option<Given<Kind>>,
 }
 
 /// `deadline_control = { knob = "g", low = 0.1, high = 120, interval = "1s", gain = 0.5,
@@ -678,9 +679,10 @@ pub(super) struct RawUdp {
     pub ppv: Option<RawPpv>,
     pub name: Option<Given<Label>>,
     pub direction: Option<Given<Direction>>,
-    pub from: Option<Given<Label>>,
-    pub to: Option<Given<Label>>,
+    pub from: Option<super::network::RawHosts>,
+    pub to: Option<super::network::RawHosts>,
     pub path: Option<Vec<Given<Label>>>,
+    pub pairing: Option<Given<Kind>>,
 }
 
 /// `[network]`: a general network (see `super::network`).

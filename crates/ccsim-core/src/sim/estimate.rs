@@ -288,9 +288,12 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         .filter(|g| g.trace)
         .map(|g| u64::from(g.count))
         .sum();
+    // A `[network]`'s `queue_series` has a row per tick for each link that queued: at
+    // most every link.
     let rows_per_tick = flows as f64
         + (sc.flows.len() + sc.udp.len()) as f64
         + 8.0
+        + network.len() as f64
         + (1 + crate::cc::MAX_DIAGNOSTICS) as f64 * traced as f64;
     let series_rows = ticks * rows_per_tick;
     let events = EVENTS_PER_PACKET * bottleneck_packets

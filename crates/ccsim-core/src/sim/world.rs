@@ -438,6 +438,9 @@ impl World {
         let now = self.sched.now();
         self.rec.on_tick(&view!(self));
         self.links[self.bottleneck as usize].stats.end_interval();
+        for &l in self.rec.interval_links() {
+            self.links[l as usize].stats.end_interval();
+        }
         let interval_ns = self.rec.info.stats_interval_ns;
         if now + interval_ns <= self.duration_ns {
             self.sched.at(now + interval_ns, Event::StatsTick);

@@ -8,8 +8,9 @@
 //!
 //! Recorders read the network through a [`View`], a borrowed snapshot of the flows,
 //! links and packets, and never see the simulation itself. Per-queue recorders are keyed
-//! by link index: today they watch one link (`queue_link`, the bottleneck); one per link
-//! needs no change to the simulation. An opt-in recorder that is off is `None`: the hot
+//! by link index: `qdisc_state` and `queue_events` watch one link (`queue_link`, the
+//! bottleneck); `queue_series` has a row per tick for every link of a `[network]` (the
+//! links that never queued are left out of the table). An opt-in recorder that is off is `None`: the hot
 //! path pays one compare and one branch, never a virtual call.
 
 use crate::flow::{FlowBytes, FlowCounters, TcpFlow};
@@ -131,13 +132,22 @@ pub(crate) struct RunInfo {
 #[derive(Debug, Default)]
 pub(crate) struct TickState {
     pub(crate) bytes: FlowBytes,
-    pub(crate) queue: QueueSnapshot,
     /// Per-flow (drops, marks).
     pub(crate) signals: Vec<(u64, u64)>,
-    /// Bytes the watched queue had departed and serialised.
+    /// The watched link's counters (a dumbbell's `queue_series`).
+    pub(crate) link: LinkTick,
+    /// Each reported link's counters (a `[network]`'s `queue_series`, one per link).
+    pub(crate) links: Vec<LinkTick>,
+}
+
+/// One link's counters at the last stats tick.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct LinkTick {
+    pub(crate) queue: QueueSnapshot,
+    /// Bytes the queue had departed and the link serialised.
     pub(crate) departed: u64,
     pub(crate) serialised: f64,
-    /// The watched link's carried and offered capacity.
+    /// The link's carried and offered capacity.
     pub(crate) meter: CapacityMeter,
 }
 
@@ -272,8 +282,16 @@ impl Recorders {
     /// Also summarise links `reported` one by one (by link index), and give each flow's
     /// route (`flow_paths`, node names in flow order).
     pub(crate) fn report_links(&mut self, reported: Vec<u32>, flow_paths: Vec<Vec<String>>) {
+        self.tick.links = vec![LinkTick::default(); reported.len()];
         self.reported = reported;
         self.flow_paths = flow_paths;
+    }
+
+    /// The links whose per-interval statistics the stats tick reads and then restarts:
+    /// every reported link of a `[network]` (none in a dumbbell, where it is the watched
+    /// link alone).
+    pub fn interval_links(&self) -> &[u32] {
+        &self.reported
     }
 
     /// The reported links' counters now.

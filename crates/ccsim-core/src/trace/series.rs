@@ -2,9 +2,10 @@
 //! `cc_trace`, `cc_vars`, `queue_series`, the convergence index) and the per-flow byte
 //! counters they difference.
 
-use super::recorders::{Recorders, View};
+use super::recorders::{LinkTick, Recorders, View};
 use crate::cc::{self, CongestionControl};
 use crate::engine::NS_PER_SEC;
+use crate::net::link::Link;
 use crate::qdisc::QueueDisc;
 use crate::stats::jain_index;
 
@@ -51,6 +52,8 @@ pub(crate) struct Series {
     pub(crate) q_marks: Vec<u64>,
     /// Losses on the wire after the watched queue (a link model's random loss).
     pub(crate) q_losses: Vec<u64>,
+    /// Each row's link (index) in a `[network]`; empty in a dumbbell (the watched link).
+    pub(crate) q_link: Vec<u32>,
 }
 
 impl Recorders {
@@ -164,43 +167,141 @@ impl Recorders {
         }
     }
 
-    /// The watched queue's `queue_series` row (and `qdisc_state`'s, if on).
+    /// The `queue_series` rows: the watched queue's in a dumbbell, every reported link's
+    /// in a `[network]` (and `qdisc_state`'s of the watched queue, if on).
     fn tick_queue(&mut self, v: &View, t: f64, iv_s: f64) {
         let now = v.now_ns;
-        let link = &v.links[self.queue_link as usize];
-        let serialised = link.bytes_serialised(now);
-        let meter = link.capacity_meter(now);
         if let Some(tr) = self.qdisc_state.as_mut() {
-            link.qdisc.state(now, &mut tr.buf);
+            v.links[self.queue_link as usize]
+                .qdisc
+                .state(now, &mut tr.buf);
             tr.commit(now);
         }
-        let snap = link.stats.snapshot();
-        let st = &link.stats;
-        let has = st.iv_departures > 0;
-        let departed = snap.bytes_departed - self.tick.departed;
-        let s = &mut self.series;
-        s.q_t.push(t);
-        s.q_pkts.push(link.qdisc.len_packets() as u64);
-        s.q_bytes.push(link.qdisc.len_bytes());
-        let ms = |ns: u64| if has { ns as f64 / 1e6 } else { f64::NAN };
-        s.q_sojourn_mean.push(if has {
-            st.iv_sojourn_sum_ns as f64 / st.iv_departures as f64 / 1e6
+        if self.reported.is_empty() {
+            let link = &v.links[self.queue_link as usize];
+            queue_row(&mut self.series, link, &mut self.tick.link, now, t, iv_s);
+            return;
+        }
+        for (i, &l) in self.reported.iter().enumerate() {
+            let link = &v.links[l as usize];
+            queue_row(
+                &mut self.series,
+                link,
+                &mut self.tick.links[i],
+                now,
+                t,
+                iv_s,
+            );
+            self.series.q_link.push(l);
+        }
+    }
+}
+
+/// One link's `queue_series` row for the interval since `last`, which it then updates.
+fn queue_row(s: &mut Series, link: &Link, last: &mut LinkTick, now: u64, t: f64, iv_s: f64) {
+    let serialised = link.bytes_serialised(now);
+    let meter = link.capacity_meter(now);
+    let snap = link.stats.snapshot();
+    let st = &link.stats;
+    let has = st.iv_departures > 0;
+    let departed = snap.bytes_departed - last.departed;
+    s.q_t.push(t);
+    s.q_pkts.push(link.qdisc.len_packets() as u64);
+    s.q_bytes.push(link.qdisc.len_bytes());
+    let ms = |ns: u64| if has { ns as f64 / 1e6 } else { f64::NAN };
+    s.q_sojourn_mean.push(if has {
+        st.iv_sojourn_sum_ns as f64 / st.iv_departures as f64 / 1e6
+    } else {
+        f64::NAN
+    });
+    s.q_sojourn_max.push(ms(st.iv_sojourn_max_ns));
+    s.q_sojourn_min.push(ms(st.iv_sojourn_min_ns));
+    s.q_departed_bytes.push(departed);
+    let meters = (last.meter, meter);
+    s.q_utilisation
+        .push(link.utilisation(serialised - last.serialised, iv_s, meters));
+    s.q_arrivals.push(snap.arrivals - last.queue.arrivals);
+    s.q_drops.push(snap.drops - last.queue.drops);
+    s.q_marks.push(snap.marks - last.queue.marks);
+    s.q_losses.push(snap.losses - last.queue.losses);
+    *last = LinkTick {
+        queue: snap,
+        departed: snap.bytes_departed,
+        serialised,
+        meter,
+    };
+}
+
+impl Recorders {
+    /// The `queue_series` table: the watched queue's rows (`queue` = "bottleneck") in a
+    /// dumbbell; in a `[network]` every link that queued, named by its link name: a link
+    /// queued if a packet waited at it (a positive sojourn in some interval) or it dropped
+    /// or marked one. The others (idle, or carrying at most one packet at a time) are
+    /// left out: a 128-host fabric has 320 links.
+    /// `queue_series`, its columns built in `b`'s batches (up to 100 M rows), so a
+    /// cancellation is heard between them.
+    pub(crate) fn queue_series_table(
+        &self,
+        v: &View,
+        b: &mut crate::results::RowBatches,
+    ) -> Result<crate::results::Table, crate::results::Cancelled> {
+        use crate::results::{Column, Table};
+        let s = &self.series;
+        let keep: Vec<usize> = if s.q_link.is_empty() {
+            (0..s.q_t.len()).collect()
         } else {
-            f64::NAN
-        });
-        s.q_sojourn_max.push(ms(st.iv_sojourn_max_ns));
-        s.q_sojourn_min.push(ms(st.iv_sojourn_min_ns));
-        s.q_departed_bytes.push(departed);
-        let meters = (self.tick.meter, meter);
-        s.q_utilisation
-            .push(link.utilisation(serialised - self.tick.serialised, iv_s, meters));
-        s.q_arrivals.push(snap.arrivals - self.tick.queue.arrivals);
-        s.q_drops.push(snap.drops - self.tick.queue.drops);
-        s.q_marks.push(snap.marks - self.tick.queue.marks);
-        s.q_losses.push(snap.losses - self.tick.queue.losses);
-        self.tick.queue = snap;
-        self.tick.departed = snap.bytes_departed;
-        self.tick.serialised = serialised;
-        self.tick.meter = meter;
+            let mut queued = vec![false; v.links.len()];
+            for (r, &l) in s.q_link.iter().enumerate() {
+                queued[l as usize] |=
+                    s.q_sojourn_max[r] > 0.0 || s.q_drops[r] > 0 || s.q_marks[r] > 0;
+            }
+            (0..s.q_t.len())
+                .filter(|&r| queued[s.q_link[r] as usize])
+                .collect()
+        };
+        let names: Vec<String> = if s.q_link.is_empty() {
+            b.repeat("bottleneck", keep.len())?
+        } else {
+            b.collect(
+                keep.iter()
+                    .map(|&r| v.links[s.q_link[r] as usize].name.clone()),
+            )?
+        };
+        let has_loss = if s.q_link.is_empty() {
+            v.links[self.queue_link as usize].loss.is_some()
+        } else {
+            keep.iter()
+                .any(|&r| v.links[s.q_link[r] as usize].loss.is_some())
+        };
+        let f64s = |c: &[f64], b: &mut crate::results::RowBatches| {
+            b.collect(keep.iter().map(|&r| c[r])).map(Column::F64)
+        };
+        let t = f64s(&s.q_t, b)?;
+        let sojourn_mean = f64s(&s.q_sojourn_mean, b)?;
+        let sojourn_max = f64s(&s.q_sojourn_max, b)?;
+        let sojourn_min = f64s(&s.q_sojourn_min, b)?;
+        let utilisation = f64s(&s.q_utilisation, b)?;
+        let u64s = |c: &[u64], b: &mut crate::results::RowBatches| {
+            b.collect(keep.iter().map(|&r| c[r])).map(Column::U64)
+        };
+        let losses = if has_loss {
+            Some(u64s(&s.q_losses, b)?)
+        } else {
+            None
+        };
+        Ok(Table::new("queue_series")
+            .with("time_s", t)
+            .with("queue", Column::Str(names))
+            .with("qlen_pkts", u64s(&s.q_pkts, b)?)
+            .with("qlen_bytes", u64s(&s.q_bytes, b)?)
+            .with("sojourn_mean_ms", sojourn_mean)
+            .with("sojourn_max_ms", sojourn_max)
+            .with("sojourn_min_ms", sojourn_min)
+            .with("departed_bytes", u64s(&s.q_departed_bytes, b)?)
+            .with("utilisation", utilisation)
+            .with("arrivals", u64s(&s.q_arrivals, b)?)
+            .with("drops", u64s(&s.q_drops, b)?)
+            .with("marks", u64s(&s.q_marks, b)?)
+            .with_if(has_loss, "losses", || losses.expect("built when has_loss")))
     }
 }

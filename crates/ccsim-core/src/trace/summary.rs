@@ -234,27 +234,7 @@ impl Recorders {
             .with("ssthresh_pkts", Column::F64(b.copy(&s.cc_ssthresh)?))
             .with("srtt_ms", Column::F64(b.copy(&s.cc_srtt)?))
             .with("inflight_pkts", Column::F64(b.copy(&s.cc_inflight)?));
-        let n = s.q_t.len();
-        let lossy = v.links[self.queue_link as usize].loss.is_some();
-        let q_losses = if lossy {
-            b.copy(&s.q_losses)?
-        } else {
-            Vec::new()
-        };
-        let queue_series = Table::new("queue_series")
-            .with("time_s", Column::F64(b.copy(&s.q_t)?))
-            .with("queue", Column::Str(b.repeat("bottleneck", n)?))
-            .with("qlen_pkts", Column::U64(b.copy(&s.q_pkts)?))
-            .with("qlen_bytes", Column::U64(b.copy(&s.q_bytes)?))
-            .with("sojourn_mean_ms", Column::F64(b.copy(&s.q_sojourn_mean)?))
-            .with("sojourn_max_ms", Column::F64(b.copy(&s.q_sojourn_max)?))
-            .with("sojourn_min_ms", Column::F64(b.copy(&s.q_sojourn_min)?))
-            .with("departed_bytes", Column::U64(b.copy(&s.q_departed_bytes)?))
-            .with("utilisation", Column::F64(b.copy(&s.q_utilisation)?))
-            .with("arrivals", Column::U64(b.copy(&s.q_arrivals)?))
-            .with("drops", Column::U64(b.copy(&s.q_drops)?))
-            .with("marks", Column::U64(b.copy(&s.q_marks)?))
-            .with_if(lossy, "losses", || Column::U64(q_losses));
+        let queue_series = self.queue_series_table(v, b)?;
         let (mut cdf_x, mut cdf_y) = (Vec::new(), Vec::new());
         let total = hist.len();
         if total > 0 {

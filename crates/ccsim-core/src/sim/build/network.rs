@@ -218,21 +218,23 @@ fn add_flows(
         let e = endpoints
             .as_ref()
             .expect("a [network] group names its hosts");
-        let route = group_route(&core, node_of, e, &prefix)?;
+        // Each pair of hosts the group's flows use, routed once.
+        let mut routes: HashMap<(usize, usize), GroupRoute> = HashMap::new();
         let access_bps = access.map_or(default_access, |r| r.bps);
         if let Some(gi) = prefix.strip_prefix("udp[") {
             let gi: usize = gi.trim_end_matches(']').parse().expect("udp index");
             check_udp_rate(&sc.udp[gi], gi, access_bps)?;
         }
         for (k, rtt_ns) in rtts.into_iter().enumerate() {
+            let route = pair_route(&mut routes, (&core, node_of), e, k, &prefix)?;
             let hashed = match multipath.as_mut() {
                 Some(m) if e.path.is_none() => {
-                    Some(m.route(sc.seed, fid, &route, &plan.topo.node_names))
+                    Some(m.route(sc.seed, fid, route, &plan.topo.node_names))
                 }
                 _ => None,
             };
             fid += 1;
-            let route = hashed.as_ref().unwrap_or(&route);
+            let route = hashed.as_ref().unwrap_or(route);
             let extra = access_delay_ns(&prefix, rtt_ns, route)?;
             add_host_pair(
                 &mut plan,
@@ -251,6 +253,23 @@ fn add_flows(
         ));
     }
     Ok(plan)
+}
+
+/// Flow `k`'s hosts' route, searched the first time the group's flows use the pair.
+fn pair_route<'a>(
+    routes: &'a mut HashMap<(usize, usize), GroupRoute>,
+    (core, node_of): (&NetworkPlan, &HashMap<String, NodeId>),
+    e: &Endpoints,
+    k: usize,
+    prefix: &str,
+) -> Result<&'a GroupRoute, ScenarioError> {
+    let pair = e.pair(k);
+    Ok(match routes.entry(pair) {
+        std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+        std::collections::hash_map::Entry::Vacant(v) => {
+            v.insert(group_route(core, node_of, e, pair, prefix)?)
+        }
+    })
 }
 
 /// The network's own nodes and links, before any host: what groups' routes are searched
@@ -381,11 +400,13 @@ fn add_host_pair(
     plan.flow_paths.push(route.nodes.clone());
 }
 
-/// A group's route there (its explicit path or a fewest-hop route) and back.
+/// The route there (the group's explicit path or a fewest-hop route) and back between
+/// the group's hosts `from[i]` and `to[j]`.
 fn group_route(
     plan: &NetworkPlan,
     node_of: &HashMap<String, NodeId>,
     e: &Endpoints,
+    (i, j): (usize, usize),
     prefix: &str,
 ) -> Result<GroupRoute, ScenarioError> {
     let err = |key: &str, msg: String| ScenarioError::new(format!("{prefix}.{key}"), msg);
@@ -395,9 +416,19 @@ fn group_route(
             .copied()
             .ok_or_else(|| err(key, format!("no node named {name:?} in the network")))
     };
-    let (src, dst) = (node("from", &e.from)?, node("to", &e.to)?);
+    let (from, to) = (&e.from[i], &e.to[j]);
+    let (src, dst) = (node("from", from)?, node("to", to)?);
     if src == dst {
-        return Err(err("to", format!("must differ from from ({:?})", e.from)));
+        let msg = if e.from.len() == 1 && e.to.len() == 1 {
+            format!("must differ from from ({from:?})")
+        } else {
+            format!(
+                "a flow would go from {from:?} to itself (flows pair from[k % {}] with to[k % {}])",
+                e.from.len(),
+                e.to.len()
+            )
+        };
+        return Err(err("to", msg));
     }
     let (forward, back) = match &e.path {
         Some(names) => explicit_route(plan, names, &node, &err)?,
@@ -405,11 +436,11 @@ fn group_route(
             let forward = plan
                 .topo
                 .route(src, dst)
-                .ok_or_else(|| err("to", format!("no route from {:?} to {:?}", e.from, e.to)))?;
+                .ok_or_else(|| err("to", format!("no route from {from:?} to {to:?}")))?;
             let back = plan.topo.route(dst, src).ok_or_else(|| {
                 err(
                     "from",
-                    format!("no route back from {:?} to {:?} for the ACKs", e.to, e.from),
+                    format!("no route back from {to:?} to {from:?} for the ACKs"),
                 )
             })?;
             (forward, back)
@@ -420,7 +451,7 @@ fn group_route(
         .chain(&back)
         .map(|&l| plan.links[l as usize].delay_ns)
         .sum();
-    let mut nodes = vec![e.from.clone()];
+    let mut nodes = vec![from.clone()];
     for &l in &forward {
         let to = plan.topo.links[l as usize].to;
         nodes.push(plan.topo.node_names[to as usize].clone());
