@@ -955,6 +955,82 @@ WriteSojourn(const std::string& path, const SojournProbe& probe)
              static_cast<std::streamsize>(probe.samples.size() * sizeof(int64_t)));
 }
 
+// A device pulls (`device_pull 1`; cause `ns3-device-slot`): it takes the
+// next packet from the queue disc only when the wire frees, as ccsim's link does.
+// ns-3's own device queue (1 packet, its minimum) holds one packet more: when the device
+// is idle PointToPointNetDevice::Send enqueues and at once dequeues the packet, and
+// NetDeviceQueue::PacketDequeued then wakes the queue disc (ScheduleNow) because the
+// queue has room, so the queue disc hands over one more packet, which waits in the
+// device queue for a whole transmission time (src/network/utils/
+// net-device-queue-interface.h; point-to-point-net-device.cc). Here the device queue's
+// wake callback is ours: while the wire is busy it stops the queue again instead of
+// running the queue disc, and when the wire frees (PhyTxEnd) the queue disc is woken;
+// ScheduleNow, since TransmitComplete clears m_currentPkt after its PhyTxEnd trace.
+// One such device (the dumbbell's bottleneck, or a parking-lot hop's forward device).
+struct DevicePull
+{
+    Ptr<NetDeviceQueue> txq;
+    Ptr<QueueDisc> qdisc;
+    bool wireBusy = false;
+    uint64_t wakes = 0; // queue-disc runs our callback started (wire idle)
+    uint64_t held = 0;  // wakes it refused while the wire was busy
+};
+
+DevicePull g_bottleneckPull;
+
+void
+PullWakeCallback(DevicePull* pull)
+{
+    if (pull->wireBusy)
+    {
+        ++pull->held;
+        pull->txq->Stop();
+        return;
+    }
+    ++pull->wakes;
+    pull->qdisc->Run();
+}
+
+void
+PullInstall(DevicePull* pull)
+{
+    // At t = 0, after TrafficControlLayer::ScanDevices (run by the router's
+    // Node::Initialize, scheduled when the node was made) set QueueDisc::Run as the
+    // callback, and before any application starts.
+    pull->txq->SetWakeCallback(MakeBoundCallback(&PullWakeCallback, pull));
+}
+
+void
+PullTxBegin(DevicePull* pull, Ptr<const Packet>)
+{
+    pull->wireBusy = true;
+}
+
+void
+PullWake(DevicePull* pull)
+{
+    pull->txq->Wake();
+}
+
+void
+PullTxEnd(DevicePull* pull, Ptr<const Packet>)
+{
+    pull->wireBusy = false;
+    Simulator::ScheduleNow(&PullWake, pull);
+}
+
+// Make `dev` pull from its root queue disc `qdisc` as `pull` (connected after the sojourn
+// probe's PhyTxBegin, so that the probe sees each packet first).
+void
+InstallDevicePull(DevicePull* pull, Ptr<PointToPointNetDevice> dev, Ptr<QueueDisc> qdisc)
+{
+    pull->txq = dev->GetObject<NetDeviceQueueInterface>()->GetTxQueue(0);
+    pull->qdisc = qdisc;
+    dev->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&PullTxBegin, pull));
+    dev->TraceConnectWithoutContext("PhyTxEnd", MakeBoundCallback(&PullTxEnd, pull));
+    Simulator::Schedule(Seconds(0), &PullInstall, pull);
+}
+
 // A parking lot's hop (`hop` lines): its forward device's queue disc, watched as the
 // dumbbell's bottleneck is, and its counters at both ends of the window.
 struct HopState
@@ -963,6 +1039,7 @@ struct HopState
     Ptr<PointToPointNetDevice> fwd;
     Ptr<PointToPointNetDevice> rev;
     SojournProbe probe;
+    DevicePull pull; // with `device_pull 1`
     QSnap start;
     QSnap end;
 };
@@ -1067,63 +1144,6 @@ OnRetransmission(size_t i,
     if (dbg)
         std::cerr << Simulator::Now().GetSeconds() << " flow " << i << " retransmits "
                   << h.GetSequenceNumber().GetValue() / 1448 << "\n";
-}
-
-// The bottleneck device pulls (`device_pull 1`; cause `ns3-device-slot`): it takes the
-// next packet from the queue disc only when the wire frees, as ccsim's link does.
-// ns-3's own device queue (1 packet, its minimum) holds one packet more: when the device
-// is idle PointToPointNetDevice::Send enqueues and at once dequeues the packet, and
-// NetDeviceQueue::PacketDequeued then wakes the queue disc (ScheduleNow) because the
-// queue has room, so the queue disc hands over one more packet, which waits in the
-// device queue for a whole transmission time (src/network/utils/
-// net-device-queue-interface.h; point-to-point-net-device.cc). Here the device queue's
-// wake callback is ours: while the wire is busy it stops the queue again instead of
-// running the queue disc, and when the wire frees (PhyTxEnd) the queue disc is woken;
-// ScheduleNow, since TransmitComplete clears m_currentPkt after its PhyTxEnd trace.
-Ptr<NetDeviceQueue> g_pullTxq;
-bool g_wireBusy = false;
-uint64_t g_pullWakes = 0;   // queue-disc runs our callback started (wire idle)
-uint64_t g_pullHeld = 0;    // wakes it refused while the wire was busy
-
-void
-PullWakeCallback()
-{
-    if (g_wireBusy)
-    {
-        ++g_pullHeld;
-        g_pullTxq->Stop();
-        return;
-    }
-    ++g_pullWakes;
-    g_qdisc->Run();
-}
-
-void
-PullInstall()
-{
-    // At t = 0, after TrafficControlLayer::ScanDevices (run by the router's
-    // Node::Initialize, scheduled when the node was made) set QueueDisc::Run as the
-    // callback, and before any application starts.
-    g_pullTxq->SetWakeCallback(MakeCallback(&PullWakeCallback));
-}
-
-void
-PullTxBegin(Ptr<const Packet>)
-{
-    g_wireBusy = true;
-}
-
-void
-PullWake()
-{
-    g_pullTxq->Wake();
-}
-
-void
-PullTxEnd(Ptr<const Packet>)
-{
-    g_wireBusy = false;
-    Simulator::ScheduleNow(&PullWake);
 }
 
 // FQ-CoDel's minimum-backlog test on the whole qdisc (`fqcodel_total_min_bytes B`; cause
@@ -1459,9 +1479,9 @@ RunParkingLot(const RunConfig& c)
     const size_t n = c.flows.size();
     const size_t nHops = c.hops.size();
     NS_ABORT_MSG_IF(!c.udps.empty(), "UDP sources are for the dumbbell only");
-    NS_ABORT_MSG_IF(c.shaperRateBps || c.devicePull || c.fqTotalMinBytes || c.pieAccuLinux,
-                    "shaper, device_pull, fqcodel_total_min_bytes and pie_accu_linux act on "
-                    "the dumbbell's bottleneck only");
+    NS_ABORT_MSG_IF(c.shaperRateBps || c.fqTotalMinBytes || c.pieAccuLinux,
+                    "shaper, fqcodel_total_min_bytes and pie_accu_linux act on the dumbbell's "
+                    "bottleneck only");
     for (const FlowCfg& f : c.flows)
     {
         NS_ABORT_MSG_IF(f.fromRouter < 0 || f.toRouter <= f.fromRouter ||
@@ -1584,6 +1604,10 @@ RunParkingLot(const RunConfig& c)
     for (HopState& hs : g_hops)
     {
         ConnectSojournProbe(&hs.probe, hs.qdisc, hs.fwd);
+        if (c.devicePull)
+        {
+            InstallDevicePull(&hs.pull, hs.fwd, hs.qdisc);
+        }
     }
     Simulator::Schedule(NanoSeconds(c.measureStartNs), &WindowStart);
     Simulator::Schedule(NanoSeconds(c.measureEndNs), &WindowEnd);
@@ -1634,6 +1658,8 @@ RunParkingLot(const RunConfig& c)
            << ", \"device_queue_max\": \"" << hs.fwd->GetQueue()->GetMaxSize() << "\""
            << ", \"device_queue_drops\": " << hs.fwd->GetQueue()->GetTotalDroppedPackets()
            << ", \"sojourn_mismatch\": " << hs.probe.mismatch
+           << ", \"device_pull_wakes\": " << hs.pull.wakes
+           << ", \"device_pull_held\": " << hs.pull.held
            << ", \"data_rate_bps\": " << WireRate(c, c.hops[i].rateBps).GetBitRate() << "}"
            << (i + 1 < nHops ? "," : "") << "\n";
         WriteSojourn(c.outSojourn + "." + std::to_string(i + 1), hs.probe);
@@ -1839,10 +1865,7 @@ main(int argc, char* argv[])
     }
     if (c.devicePull)
     {
-        g_pullTxq = bfwd->GetObject<NetDeviceQueueInterface>()->GetTxQueue(0);
-        bfwd->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&PullTxBegin));
-        bfwd->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&PullTxEnd));
-        Simulator::Schedule(Seconds(0), &PullInstall);
+        InstallDevicePull(&g_bottleneckPull, bfwd, g_qdisc);
     }
     if (c.pieAccuLinux)
     {
@@ -1919,8 +1942,8 @@ main(int argc, char* argv[])
        << ", \"device_queue_drops\": " << devq->GetTotalDroppedPackets()
        << ", \"access_device_drops\": " << accessDevDrops
        << ", \"sojourn_mismatch\": " << g_bottleneckProbe.mismatch
-       << ", \"device_pull_wakes\": " << g_pullWakes
-       << ", \"device_pull_held\": " << g_pullHeld
+       << ", \"device_pull_wakes\": " << g_bottleneckPull.wakes
+       << ", \"device_pull_held\": " << g_bottleneckPull.held
        << ", \"fqcodel_total_updates\": " << g_fqTotal.updates
        << ", \"pie_accu_clears\": " << g_pieAccuClears
        << ", \"ece_latch_cleared\": " << g_eceLatchCleared

@@ -54,7 +54,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         action="store_true",
         help="the two-hop parking lots of issue 30 (parking_lot.toml) over paired runs "
         "(--replicates, default 8) -> the 'Parking lot' section of bench/RESULTS.md, "
-        "keeping the rest of the file",
+        "keeping the rest of the file; with --rerender WORK/parking_lot_results.pickle, "
+        "that section again from a finished run's --work directory",
     )
     p.add_argument("--seed", type=int, default=1, help="seed of the random draw (default 1)")
     p.add_argument(
@@ -95,6 +96,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 def run_args(args: argparse.Namespace, command: str) -> list[Row]:
     """Run the matrix as a command line parsed by ``build_parser`` asks (``command``: how
     the user invoked it, for the header of RESULTS.md)."""
+    if getattr(args, "parking_lot", False) and getattr(args, "rerender", None):
+        output = Path(args.output) if args.output else BENCH_DIR / "RESULTS.md"
+        parking_lot.rerender(Path(args.rerender), output)
+        return []
     if getattr(args, "rerender", None):
         output = Path(args.output) if args.output else BENCH_DIR / "DIFFERENTIAL.md"
         probes = "all" if args.reprobe else "missing"

@@ -25,6 +25,7 @@ def _row(
     row = dict(raw)
     name = row.get("name", "?")
     causes = tuple(row.pop("causes", ()))
+    row.pop("ns3_probes", None)  # parking_lot.py's counterfactual ns-3 runs
     note = row.pop("cause_note", "")
     try:
         if "hops" in row:

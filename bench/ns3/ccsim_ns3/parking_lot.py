@@ -14,8 +14,10 @@ sides of ns-3's default run, on the same CPU (``runner.pinned_cpu``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
+import pickle
 import re
 import tempfile
 import time
@@ -28,7 +30,7 @@ import numpy as np
 from . import agreement
 from .causes import CAUSES, cause_links
 from .draws import perturbed_ns3_config
-from .matrix import PARKING_LOT_EXPLANATIONS, PARKING_LOTS
+from .matrix import PARKING_LOT_EXPLANATIONS, PARKING_LOT_FILE, PARKING_LOTS, tomllib
 from .metrics import (
     SHARE_RELATIVE,
     _entry,
@@ -51,6 +53,18 @@ from .runner import (
     run_ns3_program,
 )
 from .translate import ns3_queue_attrs
+
+
+def load_probes(path: Path = PARKING_LOT_FILE) -> dict[str, dict[str, dict]]:
+    """Each configuration's counterfactual ns-3 runs (``ns3_probes``: a name and the
+    Scenario fields of ns-3's corrections it turns on, e.g. ``{ device-slot = {
+    ns3_device_pull = true } }``), by configuration name."""
+    doc = tomllib.loads(path.read_text())
+    return {row["name"]: row.get("ns3_probes", {}) for row in doc["scenario"]}
+
+
+#: the finished runs, in the work directory (``--work``), for ``rerender``
+RESULTS_PICKLE = "parking_lot_results.pickle"
 
 #: paired runs per configuration (the default run and REPLICATES - 1 perturbed ones)
 REPLICATES = 8
@@ -300,6 +314,8 @@ class Result:
     ccsim_wall_s: float  # median of the timed runs of the default scenario
     ns3_wall_s: float  # ns-3's default run
     problems: list[str]
+    # each counterfactual ns-3 (name, its corrections) against the same ccsim runs
+    probes: list[tuple[str, dict, list[Line]]] = dataclasses.field(default_factory=list)
 
     @property
     def ratio(self) -> float:
@@ -345,7 +361,39 @@ def run_one(
             f"ccsim {cc[-1]['group_share'][0]:.3f} ns-3 {ns[-1]['group_share'][0]:.3f}"
         )
     ccsim_wall = float(np.median(walls))
-    return Result(sc, compare(sc, cc, ns), cc, ns, ccsim_wall, ns3_wall, problems)
+    result = Result(sc, compare(sc, cc, ns), cc, ns, ccsim_wall, ns3_wall, problems)
+    if any(ln.entry and ln.entry["verdict"] == agreement.OUTSIDE for ln in result.lines):
+        for name, fields in load_probes().get(sc.name, {}).items():
+            result.probes.append((name, fields, probe(sc, quick, exe, work, cc, fields, log)))
+    return result
+
+
+def probe(
+    sc: Scenario,
+    quick: bool,
+    exe: Path,
+    work: Path,
+    cc: Sequence[dict],
+    fields: dict,
+    log: Callable[[str], None] = print,
+) -> list[Line]:
+    """ns-3 rerun with the corrections ``fields`` (Scenario's ``ns3_*``) turned on, over
+    the same perturbations, compared with the same ccsim runs ``cc``: a miss that this
+    closes is explained by what the corrections change."""
+    corrected = dataclasses.replace(sc, **fields)
+    ns = []
+    for k in range(-1, len(cc) - 1):
+        out, sojourn = run_ns3_program(
+            corrected,
+            quick,
+            exe,
+            work,
+            patch_config=perturbed_ns3_config(sc, k) if k >= 0 else None,
+            tag=f".probe{k}",
+        )
+        ns.append(ns3_network_metrics(sc, quick, out, sojourn))
+    log(f"  {sc.name} probe {fields}: {len(ns)} ns-3 runs")
+    return compare(sc, cc, ns)
 
 
 def run(
@@ -403,9 +451,18 @@ def _run(
         + (f"; both simulators pinned to CPU {pinned}" if pinned is not None else "")
     )
     header["replicates"] = str(replicates)
+    # kept so that the section can be written again with new explanations (rerender)
+    (work / RESULTS_PICKLE).write_bytes(pickle.dumps((results, header)))
     write_section(results, header, output)
     log(f"wrote the parking-lot section of {output}")
     return results
+
+
+def rerender(stored: Path, output: Path) -> None:
+    """Write the section again from the runs ``run`` kept (``stored``, RESULTS_PICKLE in
+    its work directory), with parking_lot.toml's explanations as they are now."""
+    results, header = pickle.loads(stored.read_bytes())
+    write_section(results, header, output)
 
 
 # ---------------------------------------------------------------------------------------
@@ -489,6 +546,23 @@ def section_markdown(results: Sequence[Result], header: dict) -> str:
         links = cause_links([i for i in ids if i in CAUSES])
         why = ". ".join(x for x in (links, note) if x) or "not yet explained"
         L.append(f"- **{r.scenario.name}** ({', '.join(bad)}): {why}")
+        for name, fields, lines in r.probes:
+            by_metric = {ln.metric: ln for ln in lines}
+            shown = []
+            for metric in bad:
+                e = by_metric[metric].entry
+                assert e is not None
+                shown.append(f"{metric} {_diff_text(e, metric)} {_MARK[e['verdict']]}")
+            new_bad = [
+                ln.metric
+                for ln in lines
+                if ln.entry and ln.entry["verdict"] == agreement.OUTSIDE and ln.metric not in bad
+            ]
+            flags = ", ".join(f"{k} = {str(v).lower()}" for k, v in fields.items())
+            L.append(
+                f"  - probe *{name}* (ns-3 with {flags}, same ccsim runs): {'; '.join(shown)}"
+                + (f"; now outside: {', '.join(new_bad)}" if new_bad else "")
+            )
     if not any_miss:
         L.append("None.")
     L.append("")
