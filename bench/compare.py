@@ -4,6 +4,7 @@ Usage (from a checkout of the repository, after ``pip install '.[ns3]'``)::
 
     python bench/compare.py [--quick] [--only REGEX] [--work DIR] [--cpu N]
     python bench/compare.py --random [N] [--seed S] [--replicates R] [--budget-min MIN]
+    python bench/compare.py --parking-lot [--quick] [--replicates R]
     python bench/compare.py --rerender bench/differential/runs.json [--reprobe] [--ns3]
 
 The harness is the package ``bench/ns3/ccsim_ns3`` (not part of ``import ccsim``); this

@@ -1,4 +1,5 @@
-// ccsim's dumbbell in ns-3, for the side-by-side validation (bench/compare.py).
+// ccsim's dumbbell in ns-3, for the side-by-side validation (bench/compare.py); with
+// `hop` lines, ccsim's parking lot instead (RunParkingLot, below).
 //
 // Topology, as ccsim builds it (crates/ccsim-core/src/sim.rs): one sender and one
 // receiver per flow, each on its own point-to-point access link (rate `access_rate_bps`);
@@ -49,6 +50,23 @@ struct FlowCfg
     int64_t rttNs;     // base two-way propagation delay
     bool ecn;          // negotiate ECN (DCTCP always does)
     int64_t startNs;   // application start (the SYN)
+    // A parking lot's flow (`flow_hops FROM TO` after its `flow` line): its sender hangs
+    // off router FROM, its receiver off router TO (routers r0..rN, hop i joins r(i-1) to
+    // r(i)); -1 in a dumbbell.
+    int fromRouter = -1;
+    int toRouter = -1;
+};
+
+// A parking lot's hop (`hop RATE_BPS DELAY_NS QDISC`, then its `hattr NAME VALUE`
+// lines): a link from r(i-1) to r(i) whose forward device holds the queue disc over a
+// one-packet device queue, and whose reverse direction (ACKs) has the same rate and delay
+// and an ample FIFO (ccsim's `hop<i>` and `hop<i>-reverse`).
+struct HopCfg
+{
+    uint64_t rateBps = 0;
+    int64_t delayNs = 0;
+    std::string qdisc;
+    std::vector<std::pair<std::string, std::string>> attrs;
 };
 
 // A Poisson UDP background source (exponential gaps between packets of `wireBytes`).
@@ -99,6 +117,7 @@ struct RunConfig
     uint32_t shaperBurstBytes = 0;
     std::vector<FlowCfg> flows;
     std::vector<UdpCfg> udps;
+    std::vector<HopCfg> hops; // a parking lot; empty: the dumbbell
     std::string outJson;
     std::string outSojourn;
 };
@@ -200,6 +219,25 @@ ReadConfig(const std::string& path)
             s >> f.cc >> f.rttNs >> ecn >> f.startNs;
             f.ecn = ecn != 0;
             c.flows.push_back(f);
+        }
+        else if (k == "flow_hops")
+        {
+            NS_ABORT_MSG_IF(c.flows.empty(), "flow_hops before any flow");
+            s >> c.flows.back().fromRouter >> c.flows.back().toRouter;
+        }
+        else if (k == "hop")
+        {
+            HopCfg h;
+            s >> h.rateBps >> h.delayNs >> h.qdisc;
+            c.hops.push_back(h);
+        }
+        else if (k == "hattr")
+        {
+            NS_ABORT_MSG_IF(c.hops.empty(), "hattr before any hop");
+            std::string n;
+            std::string v;
+            s >> n >> v;
+            c.hops.back().attrs.emplace_back(n, v);
         }
         else if (k == "udp")
         {
@@ -823,19 +861,28 @@ Ptr<QueueDisc> g_qdisc;
 QSnap g_qStart;
 QSnap g_qEnd;
 bool g_inWindow = false;
-// Packets the queue disc handed to the device, in order: (packet object, queue-disc
-// enqueue ns). Matched by object identity: the device transmits the very Packet the queue
-// disc dequeued (the PPP header is added in place), while packet uids are no key, since
-// TCP segments cut from one application write share the write's uid.
-std::deque<std::pair<const Packet*, int64_t>> g_devFifo;
-std::vector<int64_t> g_sojourn;
-uint64_t g_sojournMismatch = 0;
+
+// The sojourn times of one queue disc's packets: queue-disc enqueue to the start of
+// transmission on its device's wire (PhyTxBegin), for the packets that started inside
+// the measurement window. `fifo` holds the packets the queue disc handed to the device,
+// in order: (packet object, queue-disc enqueue ns). Matched by object identity: the device
+// transmits the very Packet the queue disc dequeued (the PPP header is added in place),
+// while packet uids are no key, since TCP segments cut from one application write share
+// the write's uid.
+struct SojournProbe
+{
+    std::deque<std::pair<const Packet*, int64_t>> fifo;
+    std::vector<int64_t> samples;
+    uint64_t mismatch = 0;
+};
+
+SojournProbe g_bottleneckProbe;
 uint64_t g_bytesTxInWindow = 0;
 
 void
-OnQdiscDequeue(Ptr<const QueueDiscItem> item)
+OnQdiscDequeue(SojournProbe* probe, Ptr<const QueueDiscItem> item)
 {
-    g_devFifo.emplace_back(PeekPointer(item->GetPacket()), item->GetTimeStamp().GetNanoSeconds());
+    probe->fifo.emplace_back(PeekPointer(item->GetPacket()), item->GetTimeStamp().GetNanoSeconds());
 }
 
 void
@@ -849,37 +896,37 @@ OnQdiscMark(Ptr<const QueueDiscItem> item, const char* reason)
 // CoDel and FQ-CoDel drop at dequeue: the "Dequeue" trace has already recorded such a
 // packet, which will never reach the wire, so take it back out (it is the newest entry).
 void
-OnQdiscDropAfterDequeue(Ptr<const QueueDiscItem> item, const char*)
+OnQdiscDropAfterDequeue(SojournProbe* probe, Ptr<const QueueDiscItem> item, const char*)
 {
     const Packet* key = PeekPointer(item->GetPacket());
-    for (auto it = g_devFifo.rbegin(); it != g_devFifo.rend(); ++it)
+    for (auto it = probe->fifo.rbegin(); it != probe->fifo.rend(); ++it)
     {
         if (it->first == key)
         {
-            g_devFifo.erase(std::next(it).base());
+            probe->fifo.erase(std::next(it).base());
             return;
         }
     }
 }
 
 void
-OnPhyTxBegin(Ptr<const Packet> p)
+OnPhyTxBegin(SojournProbe* probe, Ptr<const Packet> p)
 {
-    if (g_devFifo.empty())
+    if (probe->fifo.empty())
     {
-        ++g_sojournMismatch;
+        ++probe->mismatch;
         return;
     }
-    auto [key, ts] = g_devFifo.front();
-    g_devFifo.pop_front();
+    auto [key, ts] = probe->fifo.front();
+    probe->fifo.pop_front();
     if (key != PeekPointer(p))
     {
-        ++g_sojournMismatch;
+        ++probe->mismatch;
         return;
     }
     if (g_inWindow)
     {
-        g_sojourn.push_back(Simulator::Now().GetNanoSeconds() - ts);
+        probe->samples.push_back(Simulator::Now().GetNanoSeconds() - ts);
     }
     static const bool dbg = std::getenv("DUMBBELL_SOJOURN") != nullptr;
     if (dbg)
@@ -889,11 +936,124 @@ OnPhyTxBegin(Ptr<const Packet> p)
     }
 }
 
+// Watch `qdisc` (the root queue disc of `dev`) with `probe`.
+void
+ConnectSojournProbe(SojournProbe* probe, Ptr<QueueDisc> qdisc, Ptr<NetDevice> dev)
+{
+    probe->samples.reserve(1 << 16);
+    qdisc->TraceConnectWithoutContext("Dequeue", MakeBoundCallback(&OnQdiscDequeue, probe));
+    qdisc->TraceConnectWithoutContext("DropAfterDequeue",
+                                      MakeBoundCallback(&OnQdiscDropAfterDequeue, probe));
+    dev->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&OnPhyTxBegin, probe));
+}
+
+void
+WriteSojourn(const std::string& path, const SojournProbe& probe)
+{
+    std::ofstream so(path, std::ios::binary);
+    so.write(reinterpret_cast<const char*>(probe.samples.data()),
+             static_cast<std::streamsize>(probe.samples.size() * sizeof(int64_t)));
+}
+
+// A device pulls (`device_pull 1`; cause `ns3-device-slot`): it takes the
+// next packet from the queue disc only when the wire frees, as ccsim's link does.
+// ns-3's own device queue (1 packet, its minimum) holds one packet more: when the device
+// is idle PointToPointNetDevice::Send enqueues and at once dequeues the packet, and
+// NetDeviceQueue::PacketDequeued then wakes the queue disc (ScheduleNow) because the
+// queue has room, so the queue disc hands over one more packet, which waits in the
+// device queue for a whole transmission time (src/network/utils/
+// net-device-queue-interface.h; point-to-point-net-device.cc). Here the device queue's
+// wake callback is ours: while the wire is busy it stops the queue again instead of
+// running the queue disc, and when the wire frees (PhyTxEnd) the queue disc is woken;
+// ScheduleNow, since TransmitComplete clears m_currentPkt after its PhyTxEnd trace.
+// One such device (the dumbbell's bottleneck, or a parking-lot hop's forward device).
+struct DevicePull
+{
+    Ptr<NetDeviceQueue> txq;
+    Ptr<QueueDisc> qdisc;
+    bool wireBusy = false;
+    uint64_t wakes = 0; // queue-disc runs our callback started (wire idle)
+    uint64_t held = 0;  // wakes it refused while the wire was busy
+};
+
+DevicePull g_bottleneckPull;
+
+void
+PullWakeCallback(DevicePull* pull)
+{
+    if (pull->wireBusy)
+    {
+        ++pull->held;
+        pull->txq->Stop();
+        return;
+    }
+    ++pull->wakes;
+    pull->qdisc->Run();
+}
+
+void
+PullInstall(DevicePull* pull)
+{
+    // At t = 0, after TrafficControlLayer::ScanDevices (run by the router's
+    // Node::Initialize, scheduled when the node was made) set QueueDisc::Run as the
+    // callback, and before any application starts.
+    pull->txq->SetWakeCallback(MakeBoundCallback(&PullWakeCallback, pull));
+}
+
+void
+PullTxBegin(DevicePull* pull, Ptr<const Packet>)
+{
+    pull->wireBusy = true;
+}
+
+void
+PullWake(DevicePull* pull)
+{
+    pull->txq->Wake();
+}
+
+void
+PullTxEnd(DevicePull* pull, Ptr<const Packet>)
+{
+    pull->wireBusy = false;
+    Simulator::ScheduleNow(&PullWake, pull);
+}
+
+// Make `dev` pull from its root queue disc `qdisc` as `pull` (connected after the sojourn
+// probe's PhyTxBegin, so that the probe sees each packet first).
+void
+InstallDevicePull(DevicePull* pull, Ptr<PointToPointNetDevice> dev, Ptr<QueueDisc> qdisc)
+{
+    pull->txq = dev->GetObject<NetDeviceQueueInterface>()->GetTxQueue(0);
+    pull->qdisc = qdisc;
+    dev->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&PullTxBegin, pull));
+    dev->TraceConnectWithoutContext("PhyTxEnd", MakeBoundCallback(&PullTxEnd, pull));
+    Simulator::Schedule(Seconds(0), &PullInstall, pull);
+}
+
+// A parking lot's hop (`hop` lines): its forward device's queue disc, watched as the
+// dumbbell's bottleneck is, and its counters at both ends of the window.
+struct HopState
+{
+    Ptr<QueueDisc> qdisc;
+    Ptr<PointToPointNetDevice> fwd;
+    Ptr<PointToPointNetDevice> rev;
+    SojournProbe probe;
+    DevicePull pull; // with `device_pull 1`
+    QSnap start;
+    QSnap end;
+};
+
+std::deque<HopState> g_hops; // a deque: the probes' addresses stay put as hops are added
+
 void
 WindowStart()
 {
     g_inWindow = true;
-    g_qStart = Snap(g_qdisc);
+    if (g_qdisc)
+        g_qStart = Snap(g_qdisc);
+    for (HopState& h : g_hops)
+        h.start = Snap(h.qdisc);
     for (size_t i = 0; i < g_sinks.size(); ++i)
     {
         g_flows[i].rxStart = g_sinks[i]->GetTotalRx();
@@ -908,7 +1068,10 @@ void
 WindowEnd()
 {
     g_inWindow = false;
-    g_qEnd = Snap(g_qdisc);
+    if (g_qdisc)
+        g_qEnd = Snap(g_qdisc);
+    for (HopState& h : g_hops)
+        h.end = Snap(h.qdisc);
     for (size_t i = 0; i < g_sinks.size(); ++i)
     {
         g_flows[i].rxEnd = g_sinks[i]->GetTotalRx();
@@ -981,63 +1144,6 @@ OnRetransmission(size_t i,
     if (dbg)
         std::cerr << Simulator::Now().GetSeconds() << " flow " << i << " retransmits "
                   << h.GetSequenceNumber().GetValue() / 1448 << "\n";
-}
-
-// The bottleneck device pulls (`device_pull 1`; cause `ns3-device-slot`): it takes the
-// next packet from the queue disc only when the wire frees, as ccsim's link does.
-// ns-3's own device queue (1 packet, its minimum) holds one packet more: when the device
-// is idle PointToPointNetDevice::Send enqueues and at once dequeues the packet, and
-// NetDeviceQueue::PacketDequeued then wakes the queue disc (ScheduleNow) because the
-// queue has room, so the queue disc hands over one more packet, which waits in the
-// device queue for a whole transmission time (src/network/utils/
-// net-device-queue-interface.h; point-to-point-net-device.cc). Here the device queue's
-// wake callback is ours: while the wire is busy it stops the queue again instead of
-// running the queue disc, and when the wire frees (PhyTxEnd) the queue disc is woken;
-// ScheduleNow, since TransmitComplete clears m_currentPkt after its PhyTxEnd trace.
-Ptr<NetDeviceQueue> g_pullTxq;
-bool g_wireBusy = false;
-uint64_t g_pullWakes = 0;   // queue-disc runs our callback started (wire idle)
-uint64_t g_pullHeld = 0;    // wakes it refused while the wire was busy
-
-void
-PullWakeCallback()
-{
-    if (g_wireBusy)
-    {
-        ++g_pullHeld;
-        g_pullTxq->Stop();
-        return;
-    }
-    ++g_pullWakes;
-    g_qdisc->Run();
-}
-
-void
-PullInstall()
-{
-    // At t = 0, after TrafficControlLayer::ScanDevices (run by the router's
-    // Node::Initialize, scheduled when the node was made) set QueueDisc::Run as the
-    // callback, and before any application starts.
-    g_pullTxq->SetWakeCallback(MakeCallback(&PullWakeCallback));
-}
-
-void
-PullTxBegin(Ptr<const Packet>)
-{
-    g_wireBusy = true;
-}
-
-void
-PullWake()
-{
-    g_pullTxq->Wake();
-}
-
-void
-PullTxEnd(Ptr<const Packet>)
-{
-    g_wireBusy = false;
-    Simulator::ScheduleNow(&PullWake);
 }
 
 // FQ-CoDel's minimum-backlog test on the whole qdisc (`fqcodel_total_min_bytes B`; cause
@@ -1183,25 +1289,109 @@ JsonEscape(const std::string& s)
     return o;
 }
 
-} // namespace
-
-int
-main(int argc, char* argv[])
+// The queue disc under test given its attributes (those that make it behave as ccsim's).
+void
+ConfigureQueueDisc(const RunConfig& c,
+                   Ptr<QueueDisc> aqm,
+                   const std::vector<std::pair<std::string, std::string>>& attrs)
 {
-    NS_ABORT_MSG_IF(argc != 2, "usage: dumbbell CONFIG");
-    RunConfig c = ReadConfig(argv[1]);
+    for (auto& [name, value] : attrs)
+    {
+        aqm->SetAttribute(name, StringValue(value));
+    }
+    // FQ-CoDel's quantum has no attribute; it defaults to the device's MTU, which a child
+    // of the token bucket cannot see (its configuration check then fails). Set it to the
+    // MTU, 1500 B, as ccsim's quantum.
+    if (Ptr<FqCoDelQueueDisc> fq = DynamicCast<FqCoDelQueueDisc>(aqm))
+    {
+        fq->SetQuantum(c.wirePacketBytes);
+    }
+}
+
+// Every TCP flow's sink on receiver i and bulk sender on sender i (to the receiver's
+// address in `rif[i]`), with the per-flow traces; senders start at their `startNs`.
+std::vector<Ptr<BulkSender>>
+InstallFlows(const RunConfig& c,
+             NodeContainer& senders,
+             NodeContainer& receivers,
+             const std::vector<Ipv4InterfaceContainer>& rif,
+             uint16_t port)
+{
     const size_t n = c.flows.size();
-    NS_ABORT_MSG_IF(n == 0, "no flows");
-    // Hosts: one sender/receiver pair per TCP flow, then one per UDP source.
-    const size_t nh = n + c.udps.size();
-    auto hostRttNs = [&](size_t i) {
-        return i < n ? c.flows[i].rttNs : c.udps[i - n].rttNs;
-    };
+    g_flows.resize(n);
+    std::vector<Ptr<BulkSender>> apps(n);
+    for (size_t i = 0; i < n; ++i)
+    {
+        if (c.ceQuickAckLinux && !receivers.Get(i)->GetObject<TcpSocketFactoryCeQuickAck>())
+        {
+            receivers.Get(i)->AggregateObject(CreateObject<TcpSocketFactoryCeQuickAck>());
+        }
+        PacketSinkHelper sink(c.ceQuickAckLinux ? "ns3::TcpSocketFactoryCeQuickAck"
+                                                : "ns3::TcpSocketFactory",
+                              InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer sa = sink.Install(receivers.Get(i));
+        sa.Start(Seconds(0));
+        g_sinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
 
-    RngSeedManager::SetSeed(c.seed);
-    RngSeedManager::SetRun(1);
+        Ptr<BulkSender> app = CreateObject<BulkSender>();
+        app->Setup(InetSocketAddress(rif[i].GetAddress(1), port), c.flows[i].ecn);
+        app->m_onSocket.push_back([i](Ptr<TcpSocketBase> s) {
+            s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
+            s->TraceConnectWithoutContext("EcnState", MakeBoundCallback(&OnEcnState, i));
+            if (std::getenv("DUMBBELL_CWND") && std::atoi(std::getenv("DUMBBELL_CWND")) == int(i))
+                s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&DbgCwnd));
+            if (std::getenv("DUMBBELL_DEBUG"))
+            {
+                s->TraceConnectWithoutContext("RTO", MakeCallback(&DbgRto));
+                s->TraceConnectWithoutContext("RTT", MakeCallback(&DbgRtt));
+            }
+            s->TraceConnectWithoutContext("Retransmission",
+                                          MakeBoundCallback(&OnRetransmission, i));
+        });
+        senders.Get(i)->AddApplication(app);
+        app->SetStartTime(NanoSeconds(c.flows[i].startNs));
+        apps[i] = app;
+    }
+    return apps;
+}
 
-    // TCP defaults for every socket (senders and the receivers' forked sockets).
+// The flows' part of the output JSON (`"flows": [...` up to its last entry), with the
+// congestion control each sender's socket actually ran.
+void
+WriteFlowsJson(std::ostream& js, const RunConfig& c, const std::vector<Ptr<BulkSender>>& apps)
+{
+    const size_t n = c.flows.size();
+    for (size_t i = 0; i < n; ++i)
+    {
+        Ptr<TcpSocketBase> s = apps[i]->GetSocket();
+        if (s)
+        {
+            PointerValue ops;
+            s->GetAttribute("CongestionOps", ops);
+            Ptr<TcpCongestionOps> cc = ops.Get<TcpCongestionOps>();
+            g_flows[i].ccName = cc ? cc->GetName() : "?";
+        }
+    }
+
+    js << "  \"flows\": [\n";
+    for (size_t i = 0; i < n; ++i)
+    {
+        const FlowStats& f = g_flows[i];
+        js << "    {\"rx_start\": " << f.rxStart << ", \"rx_end\": " << f.rxEnd
+           << ", \"rx_total\": " << g_sinks[i]->GetTotalRx() << ", \"cc\": \""
+           << JsonEscape(f.ccName) << "\", \"ecn_requested\": " << (c.flows[i].ecn ? "true" : "false")
+           << ", \"ecn_negotiated\": " << (f.ecnSeenActive ? "true" : "false")
+           << ", \"retransmissions\": " << f.retransmissions << ", \"recoveries\": " << f.recoveries
+           << ", \"timeouts\": " << f.losses << ", \"cwr\": " << f.cwrs << "}"
+           << (i + 1 < n ? "," : "") << "\n";
+    }
+}
+
+// TCP (and queue-disc) defaults for every socket, senders and the receivers' forked
+// sockets, with the corrections of ns-3's TCP the configuration asks for.
+void
+SetTcpDefaults(const RunConfig& c)
+{
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(c.mss));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(c.initialWindow));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(c.bufBytes));
@@ -1246,6 +1436,268 @@ main(int argc, char* argv[])
     }
     // Receivers accept ECN when the sender asks for it; senders choose per socket.
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(TcpSocketState::AcceptOnly));
+}
+
+// Congestion control per host (the receivers too: DCTCP's ACK state machine runs in
+// the receiver's congestion-ops object).
+void
+SetCongestionControl(const RunConfig& c, NodeContainer& senders, NodeContainer& receivers)
+{
+    const size_t n = c.flows.size();
+    for (size_t i = 0; i < n; ++i)
+    {
+        TypeIdValue cc(TypeId::LookupByName(CongestionType(c.flows[i].cc)));
+        senders.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", cc);
+        receivers.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", cc);
+    }
+}
+
+// A queue disc's counters over the measurement window, as a JSON object.
+void
+WriteWindowJson(std::ostream& js, const QSnap& start, const QSnap& end)
+{
+    js << "{\"received\": " << end.received - start.received
+       << ", \"dropped\": " << end.dropped - start.dropped
+       << ", \"marked\": " << end.marked - start.marked
+       << ", \"sent_packets\": " << end.sentPackets - start.sentPackets
+       << ", \"sent_bytes\": " << end.sentBytes - start.sentBytes << "}";
+}
+
+// ccsim's parking lot (`hop` lines; crates/ccsim-core/src/sim/build/network.rs, the
+// `parking_lot` generator): routers r0..rN in a chain, hop i (from 1) the link
+// r(i-1) -> r(i) whose forward device holds its queue disc over a one-packet device
+// queue, and whose ACK direction has the same rate and delay and an ample FIFO; each flow
+// a sender on its own access link to router `fromRouter`, carrying half of what the
+// flow's base RTT asks beyond the route's propagation delay there and back (in both
+// directions, as ccsim's access-up and access-ack-down), and a receiver on a delay-free
+// access link to router `toRouter`; static routes along the chain. The TCP settings,
+// flows and output are the dumbbell's, with every hop's window counters, checks and
+// sojourn samples (file `out_sojourn`.i for hop i).
+int
+RunParkingLot(const RunConfig& c)
+{
+    const size_t n = c.flows.size();
+    const size_t nHops = c.hops.size();
+    NS_ABORT_MSG_IF(!c.udps.empty(), "UDP sources are for the dumbbell only");
+    NS_ABORT_MSG_IF(c.shaperRateBps || c.fqTotalMinBytes || c.pieAccuLinux,
+                    "shaper, fqcodel_total_min_bytes and pie_accu_linux act on the dumbbell's "
+                    "bottleneck only");
+    for (const FlowCfg& f : c.flows)
+    {
+        NS_ABORT_MSG_IF(f.fromRouter < 0 || f.toRouter <= f.fromRouter ||
+                            f.toRouter > static_cast<int>(nHops),
+                        "a parking-lot flow needs flow_hops FROM TO, 0 <= FROM < TO <= hops");
+    }
+
+    NodeContainer routers;
+    routers.Create(nHops + 1);
+    NodeContainer senders;
+    senders.Create(n);
+    NodeContainer receivers;
+    receivers.Create(n);
+    InternetStackHelper stack;
+    stack.Install(routers);
+    stack.Install(senders);
+    stack.Install(receivers);
+    SetCongestionControl(c, senders, receivers);
+
+    std::string ample = std::to_string(c.ampleQueuePackets) + "p";
+    PointToPointHelper p2p;
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue(ample));
+    Ipv4AddressHelper addr;
+    TrafficControlHelper none;
+
+    // Hops, each queue disc installed before address assignment (which would install
+    // FQ-CoDel); hop i in 10.3.i.0/30.
+    std::vector<Ipv4InterfaceContainer> hif(nHops);
+    for (size_t i = 0; i < nHops; ++i)
+    {
+        const HopCfg& h = c.hops[i];
+        p2p.SetDeviceAttribute("DataRate", DataRateValue(WireRate(c, h.rateBps)));
+        p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(h.delayNs)));
+        NetDeviceContainer d = p2p.Install(routers.Get(i), routers.Get(i + 1));
+        HopState& hs = g_hops.emplace_back();
+        hs.fwd = DynamicCast<PointToPointNetDevice>(d.Get(0));
+        hs.rev = DynamicCast<PointToPointNetDevice>(d.Get(1));
+        hs.fwd->GetQueue()->SetMaxSize(QueueSize("1p"));
+        TrafficControlHelper tch;
+        tch.SetRootQueueDisc(h.qdisc);
+        hs.qdisc = tch.Install(hs.fwd).Get(0);
+        ConfigureQueueDisc(c, hs.qdisc, h.attrs);
+        std::string base = "10.3." + std::to_string(i) + ".0";
+        addr.SetBase(base.c_str(), "255.255.255.252");
+        hif[i] = addr.Assign(d);
+        none.Uninstall(hs.rev);
+    }
+
+    // Access links: senders' in 10.1/16, receivers' in 10.2/16, one /30 each.
+    std::vector<Ptr<NetDevice>> access; // every access device (checks)
+    std::vector<Ipv4InterfaceContainer> sif(n);
+    std::vector<Ipv4InterfaceContainer> rif(n);
+    p2p.SetDeviceAttribute("DataRate", DataRateValue(WireRate(c, c.accessRateBps)));
+    addr.SetBase("10.1.0.0", "255.255.255.252");
+    for (size_t f = 0; f < n; ++f)
+    {
+        int64_t routeNs = 0;
+        for (int j = c.flows[f].fromRouter; j < c.flows[f].toRouter; ++j)
+        {
+            routeNs += c.hops[j].delayNs;
+        }
+        int64_t accessNs = c.flows[f].rttNs / 2 - routeNs;
+        NS_ABORT_MSG_IF(accessNs < 0, "flow " << f << ": rtt below its route's propagation RTT");
+        p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(accessNs)));
+        NetDeviceContainer d = p2p.Install(senders.Get(f), routers.Get(c.flows[f].fromRouter));
+        sif[f] = addr.Assign(d);
+        addr.NewNetwork();
+        access.insert(access.end(), {d.Get(0), d.Get(1)});
+    }
+    p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(0)));
+    addr.SetBase("10.2.0.0", "255.255.255.252");
+    for (size_t f = 0; f < n; ++f)
+    {
+        NetDeviceContainer d = p2p.Install(routers.Get(c.flows[f].toRouter), receivers.Get(f));
+        rif[f] = addr.Assign(d);
+        addr.NewNetwork();
+        access.insert(access.end(), {d.Get(0), d.Get(1)});
+    }
+    for (Ptr<NetDevice> d : access)
+    {
+        none.Uninstall(d); // ample device queues, as ccsim's ample DropTail
+    }
+
+    // Static routes: each router reaches a host's /30 over the hop towards the router
+    // the host hangs off; the hosts' default routes go to their router.
+    Ipv4StaticRoutingHelper srh;
+    const Ipv4Mask mask("255.255.255.252");
+    auto routeTo = [&](size_t r, Ipv4Address host, int at) {
+        if (static_cast<int>(r) == at)
+        {
+            return; // directly connected
+        }
+        Ptr<Ipv4> ip = routers.Get(r)->GetObject<Ipv4>();
+        bool down = at > static_cast<int>(r);
+        Ptr<NetDevice> dev = down ? Ptr<NetDevice>(g_hops[r].fwd) : Ptr<NetDevice>(g_hops[r - 1].rev);
+        Ipv4Address gw = down ? hif[r].GetAddress(1) : hif[r - 1].GetAddress(0);
+        srh.GetStaticRouting(ip)->AddNetworkRouteTo(host.CombineMask(mask),
+                                                    mask,
+                                                    gw,
+                                                    ip->GetInterfaceForDevice(dev));
+    };
+    for (size_t f = 0; f < n; ++f)
+    {
+        for (size_t r = 0; r <= nHops; ++r)
+        {
+            routeTo(r, sif[f].GetAddress(0), c.flows[f].fromRouter);
+            routeTo(r, rif[f].GetAddress(1), c.flows[f].toRouter);
+        }
+        Ptr<Ipv4> si = senders.Get(f)->GetObject<Ipv4>();
+        srh.GetStaticRouting(si)->SetDefaultRoute(sif[f].GetAddress(1),
+                                                  si->GetInterfaceForDevice(access[2 * f]));
+        Ptr<Ipv4> ri = receivers.Get(f)->GetObject<Ipv4>();
+        srh.GetStaticRouting(ri)->SetDefaultRoute(
+            rif[f].GetAddress(0),
+            ri->GetInterfaceForDevice(access[2 * n + 2 * f + 1]));
+    }
+
+    std::vector<Ptr<BulkSender>> apps = InstallFlows(c, senders, receivers, rif, 5000);
+
+    for (HopState& hs : g_hops)
+    {
+        ConnectSojournProbe(&hs.probe, hs.qdisc, hs.fwd);
+        if (c.devicePull)
+        {
+            InstallDevicePull(&hs.pull, hs.fwd, hs.qdisc);
+        }
+    }
+    Simulator::Schedule(NanoSeconds(c.measureStartNs), &WindowStart);
+    Simulator::Schedule(NanoSeconds(c.measureEndNs), &WindowEnd);
+    Simulator::Stop(NanoSeconds(c.durationNs));
+
+    auto t0 = std::chrono::steady_clock::now();
+    Simulator::Run();
+    auto t1 = std::chrono::steady_clock::now();
+    double wall = std::chrono::duration<double>(t1 - t0).count();
+    uint64_t events = Simulator::GetEventCount();
+
+    // What ns-3 actually did.
+    uint32_t otherQdiscs = 0;
+    uint64_t otherDevDrops = 0;
+    std::vector<Ptr<NetDevice>> others = access;
+    for (HopState& hs : g_hops)
+    {
+        others.push_back(hs.rev);
+    }
+    for (Ptr<NetDevice> d : others)
+    {
+        if (d->GetNode()->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(d))
+            ++otherQdiscs;
+        otherDevDrops += DynamicCast<PointToPointNetDevice>(d)->GetQueue()->GetTotalDroppedPackets();
+    }
+    uint64_t hopPackets = 0;
+    for (HopState& hs : g_hops)
+    {
+        hopPackets += Snap(hs.qdisc).sentPackets;
+    }
+
+    std::ofstream js(c.outJson);
+    js << "{\n";
+    js << "  \"ns3_version\": \"3.44\",\n";
+    js << "  \"wall_s\": " << wall << ",\n";
+    js << "  \"events\": " << events << ",\n";
+    js << "  \"bottleneck_packets\": " << hopPackets << ",\n";
+    js << "  \"hops\": [\n";
+    for (size_t i = 0; i < nHops; ++i)
+    {
+        HopState& hs = g_hops[i];
+        Ptr<TrafficControlLayer> tc = routers.Get(i)->GetObject<TrafficControlLayer>();
+        Ptr<QueueDisc> root = tc->GetRootQueueDiscOnDevice(hs.fwd);
+        js << "    {\"window\": ";
+        WriteWindowJson(js, hs.start, hs.end);
+        js << ", \"root_qdisc\": \""
+           << JsonEscape(root ? root->GetInstanceTypeId().GetName() : "none") << "\""
+           << ", \"device_queue_max\": \"" << hs.fwd->GetQueue()->GetMaxSize() << "\""
+           << ", \"device_queue_drops\": " << hs.fwd->GetQueue()->GetTotalDroppedPackets()
+           << ", \"sojourn_mismatch\": " << hs.probe.mismatch
+           << ", \"device_pull_wakes\": " << hs.pull.wakes
+           << ", \"device_pull_held\": " << hs.pull.held
+           << ", \"data_rate_bps\": " << WireRate(c, c.hops[i].rateBps).GetBitRate() << "}"
+           << (i + 1 < nHops ? "," : "") << "\n";
+        WriteSojourn(c.outSojourn + "." + std::to_string(i + 1), hs.probe);
+    }
+    js << "  ],\n";
+    js << "  \"checks\": {\"other_qdiscs\": " << otherQdiscs
+       << ", \"access_device_drops\": " << otherDevDrops << "},\n";
+    WriteFlowsJson(js, c, apps);
+    js << "  ],\n  \"udp\": []\n}\n";
+    js.close();
+
+    Simulator::Destroy();
+    return 0;
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    NS_ABORT_MSG_IF(argc != 2, "usage: dumbbell CONFIG");
+    RunConfig c = ReadConfig(argv[1]);
+    const size_t n = c.flows.size();
+    NS_ABORT_MSG_IF(n == 0, "no flows");
+    // Hosts: one sender/receiver pair per TCP flow, then one per UDP source.
+    const size_t nh = n + c.udps.size();
+    auto hostRttNs = [&](size_t i) {
+        return i < n ? c.flows[i].rttNs : c.udps[i - n].rttNs;
+    };
+
+    RngSeedManager::SetSeed(c.seed);
+    RngSeedManager::SetRun(1);
+
+    SetTcpDefaults(c);
+    if (!c.hops.empty())
+    {
+        return RunParkingLot(c);
+    }
 
     NodeContainer routers;
     routers.Create(2);
@@ -1260,14 +1712,7 @@ main(int argc, char* argv[])
     stack.Install(routers);
     stack.Install(senders);
     stack.Install(receivers);
-    // Congestion control per host (the receivers too: DCTCP's ACK state machine runs in
-    // the receiver's congestion-ops object).
-    for (size_t i = 0; i < n; ++i)
-    {
-        TypeIdValue cc(TypeId::LookupByName(CongestionType(c.flows[i].cc)));
-        senders.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", cc);
-        receivers.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", cc);
-    }
+    SetCongestionControl(c, senders, receivers);
 
     std::string ample = std::to_string(c.ampleQueuePackets) + "p";
     PointToPointHelper p2p;
@@ -1310,17 +1755,7 @@ main(int argc, char* argv[])
         g_qdisc = tch.Install(bfwd).Get(0);
         aqm = g_qdisc;
     }
-    for (auto& [name, value] : c.qattrs)
-    {
-        aqm->SetAttribute(name, StringValue(value));
-    }
-    // FQ-CoDel's quantum has no attribute; it defaults to the device's MTU, which a child
-    // of the token bucket cannot see (its configuration check then fails). Set it to the
-    // MTU, 1500 B, as ccsim's quantum.
-    if (Ptr<FqCoDelQueueDisc> fq = DynamicCast<FqCoDelQueueDisc>(aqm))
-    {
-        fq->SetQuantum(c.wirePacketBytes);
-    }
+    ConfigureQueueDisc(c, aqm, c.qattrs);
 
     // Access links.
     NetDeviceContainer accessDevs;
@@ -1401,40 +1836,7 @@ main(int argc, char* argv[])
 
     // Applications.
     const uint16_t port = 5000;
-    g_flows.resize(n);
-    std::vector<Ptr<BulkSender>> apps(n);
-    for (size_t i = 0; i < n; ++i)
-    {
-        if (c.ceQuickAckLinux && !receivers.Get(i)->GetObject<TcpSocketFactoryCeQuickAck>())
-        {
-            receivers.Get(i)->AggregateObject(CreateObject<TcpSocketFactoryCeQuickAck>());
-        }
-        PacketSinkHelper sink(c.ceQuickAckLinux ? "ns3::TcpSocketFactoryCeQuickAck"
-                                                : "ns3::TcpSocketFactory",
-                              InetSocketAddress(Ipv4Address::GetAny(), port));
-        ApplicationContainer sa = sink.Install(receivers.Get(i));
-        sa.Start(Seconds(0));
-        g_sinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
-
-        Ptr<BulkSender> app = CreateObject<BulkSender>();
-        app->Setup(InetSocketAddress(rif[i].GetAddress(1), port), c.flows[i].ecn);
-        app->m_onSocket.push_back([i](Ptr<TcpSocketBase> s) {
-            s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
-            s->TraceConnectWithoutContext("EcnState", MakeBoundCallback(&OnEcnState, i));
-            if (std::getenv("DUMBBELL_CWND") && std::atoi(std::getenv("DUMBBELL_CWND")) == int(i))
-                s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&DbgCwnd));
-            if (std::getenv("DUMBBELL_DEBUG"))
-            {
-                s->TraceConnectWithoutContext("RTO", MakeCallback(&DbgRto));
-                s->TraceConnectWithoutContext("RTT", MakeCallback(&DbgRtt));
-            }
-            s->TraceConnectWithoutContext("Retransmission",
-                                          MakeBoundCallback(&OnRetransmission, i));
-        });
-        senders.Get(i)->AddApplication(app);
-        app->SetStartTime(NanoSeconds(c.flows[i].startNs));
-        apps[i] = app;
-    }
+    std::vector<Ptr<BulkSender>> apps = InstallFlows(c, senders, receivers, rif, port);
 
     // Poisson UDP background sources (no congestion control; counted at their sinks).
     for (size_t k = 0; k < c.udps.size(); ++k)
@@ -1456,20 +1858,14 @@ main(int argc, char* argv[])
     }
 
     // Measurement.
-    g_qdisc->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnQdiscDequeue));
-    g_qdisc->TraceConnectWithoutContext("DropAfterDequeue",
-                                        MakeCallback(&OnQdiscDropAfterDequeue));
+    ConnectSojournProbe(&g_bottleneckProbe, g_qdisc, bfwd);
     if (std::getenv("DUMBBELL_MARKS"))
     {
         g_qdisc->TraceConnectWithoutContext("Mark", MakeCallback(&OnQdiscMark));
     }
-    bfwd->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPhyTxBegin));
     if (c.devicePull)
     {
-        g_pullTxq = bfwd->GetObject<NetDeviceQueueInterface>()->GetTxQueue(0);
-        bfwd->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&PullTxBegin));
-        bfwd->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&PullTxEnd));
-        Simulator::Schedule(Seconds(0), &PullInstall);
+        InstallDevicePull(&g_bottleneckPull, bfwd, g_qdisc);
     }
     if (c.pieAccuLinux)
     {
@@ -1488,7 +1884,6 @@ main(int argc, char* argv[])
         g_fqTotal.ecn = ecn.Get();
         aqm->TraceConnectWithoutContext("Enqueue", MakeCallback(&FqEnqueued));
     }
-    g_sojourn.reserve(1 << 16);
     Simulator::Schedule(NanoSeconds(c.measureStartNs), &WindowStart);
     Simulator::Schedule(NanoSeconds(c.measureEndNs), &WindowEnd);
     Simulator::Stop(NanoSeconds(c.durationNs));
@@ -1527,29 +1922,15 @@ main(int argc, char* argv[])
                 DynamicCast<PointToPointNetDevice>(d)->GetQueue()->GetTotalDroppedPackets();
     }
     accessDevDrops += brev->GetQueue()->GetTotalDroppedPackets();
-    for (size_t i = 0; i < n; ++i)
-    {
-        Ptr<TcpSocketBase> s = apps[i]->GetSocket();
-        if (s)
-        {
-            PointerValue ops;
-            s->GetAttribute("CongestionOps", ops);
-            Ptr<TcpCongestionOps> cc = ops.Get<TcpCongestionOps>();
-            g_flows[i].ccName = cc ? cc->GetName() : "?";
-        }
-    }
-
     std::ofstream js(c.outJson);
     js << "{\n";
     js << "  \"ns3_version\": \"3.44\",\n";
     js << "  \"wall_s\": " << wall << ",\n";
     js << "  \"events\": " << events << ",\n";
     js << "  \"bottleneck_packets\": " << total.sentPackets << ",\n";
-    js << "  \"window\": {\"received\": " << g_qEnd.received - g_qStart.received
-       << ", \"dropped\": " << g_qEnd.dropped - g_qStart.dropped
-       << ", \"marked\": " << g_qEnd.marked - g_qStart.marked
-       << ", \"sent_packets\": " << g_qEnd.sentPackets - g_qStart.sentPackets
-       << ", \"sent_bytes\": " << g_qEnd.sentBytes - g_qStart.sentBytes << "},\n";
+    js << "  \"window\": ";
+    WriteWindowJson(js, g_qStart, g_qEnd);
+    js << ",\n";
     js << "  \"checks\": {\"root_qdisc\": \"" << JsonEscape(rootType) << "\""
        << ", \"child_qdisc\": \""
        << (g_qdisc->GetNQueueDiscClasses() > 0
@@ -1560,27 +1941,16 @@ main(int argc, char* argv[])
        << ", \"device_queue_max\": \"" << devq->GetMaxSize() << "\""
        << ", \"device_queue_drops\": " << devq->GetTotalDroppedPackets()
        << ", \"access_device_drops\": " << accessDevDrops
-       << ", \"sojourn_mismatch\": " << g_sojournMismatch
-       << ", \"device_pull_wakes\": " << g_pullWakes
-       << ", \"device_pull_held\": " << g_pullHeld
+       << ", \"sojourn_mismatch\": " << g_bottleneckProbe.mismatch
+       << ", \"device_pull_wakes\": " << g_bottleneckPull.wakes
+       << ", \"device_pull_held\": " << g_bottleneckPull.held
        << ", \"fqcodel_total_updates\": " << g_fqTotal.updates
        << ", \"pie_accu_clears\": " << g_pieAccuClears
        << ", \"ece_latch_cleared\": " << g_eceLatchCleared
        << ", \"cwr_quick_acks\": " << g_cwrQuickAcks
        << ", \"bottleneck_data_rate_bps\": " << WireRate(c, c.rateBps).GetBitRate()
        << "},\n";
-    js << "  \"flows\": [\n";
-    for (size_t i = 0; i < n; ++i)
-    {
-        const FlowStats& f = g_flows[i];
-        js << "    {\"rx_start\": " << f.rxStart << ", \"rx_end\": " << f.rxEnd
-           << ", \"rx_total\": " << g_sinks[i]->GetTotalRx() << ", \"cc\": \""
-           << JsonEscape(f.ccName) << "\", \"ecn_requested\": " << (c.flows[i].ecn ? "true" : "false")
-           << ", \"ecn_negotiated\": " << (f.ecnSeenActive ? "true" : "false")
-           << ", \"retransmissions\": " << f.retransmissions << ", \"recoveries\": " << f.recoveries
-           << ", \"timeouts\": " << f.losses << ", \"cwr\": " << f.cwrs << "}"
-           << (i + 1 < n ? "," : "") << "\n";
-    }
+    WriteFlowsJson(js, c, apps);
     js << "  ],\n  \"udp\": [";
     for (size_t k = 0; k < g_udpSinks.size(); ++k)
     {
@@ -1590,10 +1960,7 @@ main(int argc, char* argv[])
     js << "]\n}\n";
     js.close();
 
-    std::ofstream so(c.outSojourn, std::ios::binary);
-    so.write(reinterpret_cast<const char*>(g_sojourn.data()),
-             static_cast<std::streamsize>(g_sojourn.size() * sizeof(int64_t)));
-    so.close();
+    WriteSojourn(c.outSojourn, g_bottleneckProbe);
 
     Simulator::Destroy();
     return 0;

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import differential
+from . import differential, parking_lot
 from .matrix_run import run
 from .report import Row
 from .runner import BENCH_DIR, Ns3Unavailable
@@ -49,6 +49,14 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help="randomised differential testing: N scenarios drawn from the space both "
         "simulators support (default 60) -> bench/DIFFERENTIAL.md",
     )
+    p.add_argument(
+        "--parking-lot",
+        action="store_true",
+        help="the two-hop parking lots of issue 30 (parking_lot.toml) over paired runs "
+        "(--replicates, default 8) -> the 'Parking lot' section of bench/RESULTS.md, "
+        "keeping the rest of the file; with --rerender WORK/parking_lot_results.pickle, "
+        "that section again from a finished run's --work directory",
+    )
     p.add_argument("--seed", type=int, default=1, help="seed of the random draw (default 1)")
     p.add_argument(
         "--replicates",
@@ -88,10 +96,25 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 def run_args(args: argparse.Namespace, command: str) -> list[Row]:
     """Run the matrix as a command line parsed by ``build_parser`` asks (``command``: how
     the user invoked it, for the header of RESULTS.md)."""
+    if getattr(args, "parking_lot", False) and getattr(args, "rerender", None):
+        output = Path(args.output) if args.output else BENCH_DIR / "RESULTS.md"
+        parking_lot.rerender(Path(args.rerender), output)
+        return []
     if getattr(args, "rerender", None):
         output = Path(args.output) if args.output else BENCH_DIR / "DIFFERENTIAL.md"
         probes = "all" if args.reprobe else "missing"
         differential.rerender(Path(args.rerender), output, probes, args.ns3)
+        return []
+    if getattr(args, "parking_lot", False):
+        parking_lot.run(
+            quick=args.quick,
+            only=args.only,
+            output=Path(args.output) if args.output else None,
+            work=Path(args.work) if args.work else None,
+            command=f"{command} --parking-lot" + (" --quick" if args.quick else ""),
+            cpu=args.cpu,
+            replicates=args.replicates or parking_lot.REPLICATES,
+        )
         return []
     if getattr(args, "random", None):
         differential.run(

@@ -1,4 +1,5 @@
-"""The simulator-neutral dumbbell scenario both simulators are built from."""
+"""The simulator-neutral scenario both simulators are built from: a dumbbell, or a
+parking lot (``Scenario.hops``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ class FlowGroup:
     rtt_ms: float
     count: int = 1
     ecn: bool = False
+    # In a parking lot: the hops the group's flows cross, first and last (from 1, as
+    # ccsim's hop1..hopN); 0: from the first, to the last hop (a long flow).
+    first_hop: int = 0
+    last_hop: int = 0
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,16 @@ class Queue:
     # bucket depth; the link rate is the peak rate.
     shaper_mbps: float = 0.0
     shaper_burst_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One hop of a parking lot: ccsim's ``hop<i>`` (its ACK direction ``hop<i>-reverse``
+    has the same rate and delay and an ample DropTail)."""
+
+    rate_mbps: float
+    delay_ms: float
+    queue: Queue
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,10 @@ class Scenario:
     # even right after a CE segment whose ACK is delayed (dumbbell.cc's ece_latch_linux;
     # cause `ns3-ece-latch`; needs ns3_linux_ce_quickack, whose socket keeps the latch).
     ns3_linux_ece_latch: bool = False
+    # A parking lot (ccsim's `[network] kind = "parking_lot"`): its hops in order; then
+    # `rate_mbps` and `queue` are the first hop's (ccsim's summary `bottleneck` is its
+    # first link). Empty: the dumbbell.
+    hops: tuple[Hop, ...] = ()
 
     def n_flows(self) -> int:
         return sum(g.count for g in self.flows)
@@ -139,3 +158,8 @@ def group_info(sc: Scenario) -> tuple[list[int], list[str]]:
         )
         groups += [gi] * g.count
     return groups, names
+
+
+def hop_span(sc: Scenario, g: FlowGroup) -> tuple[int, int]:
+    """The first and last hop (from 1) a parking-lot group's flows cross."""
+    return g.first_hop or 1, g.last_hop or len(sc.hops)

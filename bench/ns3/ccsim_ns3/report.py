@@ -13,6 +13,11 @@ from .metrics import Check
 from .model import Scenario
 from .runner import CCSIM_REPEATS
 
+#: the parking lots' section of RESULTS.md (parking_lot.py) lies between these markers:
+#: the matrix's writer keeps it, the parking lots' replaces it
+BEGIN = "<!-- parking-lot:begin -->"
+END = "<!-- parking-lot:end -->"
+
 SPEED_NOTE = (
     "Why ratios fall short: the row nearest 100x is usually the shaped 5 Mbit/s one with "
     "15 flows, where ccsim spends the most per bottleneck packet: seven events each, as a "
@@ -245,5 +250,28 @@ def write_markdown(rows: Sequence[Row], header: dict, path: Path | None = None) 
     L.append("")
     text = "\n".join(L)
     if path is not None:
-        path.write_text(text)
+        # the parking lots' section (parking_lot.py) is another run's: keep it
+        kept = kept_section(path)
+        path.write_text(text + ("\n" + kept if kept else ""))
     return text
+
+
+def splice_section(text: str, section: str) -> str:
+    """``text`` with its parking-lot section (between BEGIN and END) replaced by
+    ``section``, or ``section`` appended."""
+    if BEGIN in text and END in text:
+        a = text.index(BEGIN)
+        b = text.index(END) + len(END)
+        return text[:a] + section.rstrip("\n") + text[b:]
+    return text.rstrip("\n") + "\n\n" + section if text else section
+
+
+def kept_section(path: Path | None) -> str:
+    """The parking-lot section of ``path`` (RESULTS.md) as it stands (empty: none), for
+    the dumbbell matrix's writer to keep."""
+    if path is None or not path.exists():
+        return ""
+    text = path.read_text()
+    if BEGIN in text and END in text:
+        return text[text.index(BEGIN) : text.index(END) + len(END)] + "\n"
+    return ""

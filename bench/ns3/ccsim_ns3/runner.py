@@ -176,7 +176,7 @@ def ccsim_metrics(sc: Scenario, result: Any, walls: Sequence[float]) -> dict:
     return m
 
 
-def run_ns3(
+def run_ns3_program(
     sc: Scenario,
     quick: bool,
     exe: Path,
@@ -184,10 +184,12 @@ def run_ns3(
     timeout_s: float | None = None,
     patch_config: Callable[[str], str] | None = None,
     tag: str = "",
-) -> dict:
-    """Run ``sc`` in ns-3; RuntimeError if it fails or takes longer than ``timeout_s``.
-    ``patch_config`` may rewrite dumbbell.cc's configuration text first; ``tag`` keeps
-    the files of runs of one scenario made at the same time apart."""
+) -> tuple[dict, Path]:
+    """Run ``sc`` in ns-3 (dumbbell.cc): its JSON output and the path of its sojourn
+    samples (a parking lot's hop i: that path with suffix .i); RuntimeError if it fails or
+    takes longer than ``timeout_s``. ``patch_config`` may rewrite dumbbell.cc's
+    configuration text first; ``tag`` keeps the files of runs of one scenario made at the
+    same time apart."""
     work.mkdir(parents=True, exist_ok=True)
     cfg = work / f"{sc.name}{tag}.cfg"
     oj = work / f"{sc.name}{tag}.json"
@@ -202,7 +204,20 @@ def run_ns3(
         raise RuntimeError(f"ns-3 run {sc.name} stopped after {timeout_s:.0f} s") from exc
     if proc.returncode != 0:
         raise RuntimeError(f"ns-3 run {sc.name} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    out = json.loads(oj.read_text())
+    return json.loads(oj.read_text()), os_
+
+
+def run_ns3(
+    sc: Scenario,
+    quick: bool,
+    exe: Path,
+    work: Path,
+    timeout_s: float | None = None,
+    patch_config: Callable[[str], str] | None = None,
+    tag: str = "",
+) -> dict:
+    """Run the dumbbell ``sc`` in ns-3 (``run_ns3_program``) and compute its metrics."""
+    out, os_ = run_ns3_program(sc, quick, exe, work, timeout_s, patch_config, tag)
     samples = np.fromfile(os_, dtype=np.int64)
     _, m0, m1 = sc.timing(quick)
     groups, _ = group_info(sc)
@@ -327,14 +342,12 @@ def pinned_cpu(cpu: int | None) -> Iterator[int | None]:
         os.sched_setaffinity(0, allowed)
 
 
-def run_ccsim_variant(
-    sc: Scenario, patch: Callable[[dict], None] | None = None, k: int = -1
+def perturbed_ccsim_scenario(
+    sc: Scenario, quick: bool = False, patch: Callable[[dict], None] | None = None, k: int = -1
 ) -> dict:
-    """The metrics of one ccsim run of ``sc``, changed by ``patch`` (a counterfactual) and,
-    for ``k`` >= 0, perturbed as paired run ``k`` (``draws.shifts``, another seed)."""
-    import ccsim
-
-    s = ccsim_scenario(sc, False)
+    """ccsim's scenario dict of ``sc``, changed by ``patch`` (a counterfactual) and, for
+    ``k`` >= 0, perturbed as paired run ``k`` (``draws.shifts``, another seed)."""
+    s = ccsim_scenario(sc, quick)
     if patch is not None:
         patch(s)
     if k >= 0:
@@ -344,7 +357,17 @@ def run_ccsim_variant(
             f["start"] = f"{start + start_shift:.9f}s"
             rtt_ms = float(str(f["rtt"]).removesuffix("ms"))
             f["rtt"] = f"{rtt_ms + rtt_shift * 1e3:.6f}ms"
-    res = ccsim.run(s)
+    return s
+
+
+def run_ccsim_variant(
+    sc: Scenario, patch: Callable[[dict], None] | None = None, k: int = -1
+) -> dict:
+    """The metrics of one ccsim run of ``sc``, changed by ``patch`` (a counterfactual) and,
+    for ``k`` >= 0, perturbed as paired run ``k`` (``draws.shifts``, another seed)."""
+    import ccsim
+
+    res = ccsim.run(perturbed_ccsim_scenario(sc, False, patch, k))
     return ccsim_metrics(sc, res, [res.summary["wall_s"]])
 
 

@@ -1,5 +1,6 @@
 """A :class:`~ccsim_ns3.model.Scenario` as ccsim's scenario dict and as dumbbell.cc's
-configuration text."""
+configuration text: a dumbbell (``[bottleneck]``), or a parking lot (``[network] kind =
+"parking_lot"`` in ccsim, ``hop`` lines for dumbbell.cc's RunParkingLot)."""
 
 from __future__ import annotations
 
@@ -10,40 +11,39 @@ from .model import (
     FQ_FLOWS,
     PPP_HEADER_BYTES,
     WIRE_PACKET_BYTES,
+    FlowGroup,
     Queue,
     Scenario,
     flow_list,
+    hop_span,
     limit_bytes,
 )
 
 
-def ccsim_scenario(sc: Scenario, quick: bool) -> dict:
-    """The ccsim scenario dict. Each flow starts one base RTT after its ns-3 twin opens
-    its connection, when ns-3 sends its first data segment (ccsim has no handshake)."""
-    duration, m0, m1 = sc.timing(quick)
-    q = sc.queue
+def ccsim_queue(q: Queue) -> dict:
+    """ccsim's ``queue`` table for ``q``."""
     if q.kind == "droptail":
-        queue: dict = {"kind": "droptail", "limit": q.limit}
-    elif q.kind == "pie":
-        queue = {"kind": "pie", "limit": q.limit, "ecn": q.ecn}
-    elif q.kind == "codel":
-        queue = {
+        return {"kind": "droptail", "limit": q.limit}
+    if q.kind == "pie":
+        return {"kind": "pie", "limit": q.limit, "ecn": q.ecn}
+    if q.kind == "codel":
+        return {
             "kind": "codel",
             "limit": q.limit,
             "ecn": q.ecn,
             "target": f"{q.target_ms}ms",
             "interval": f"{q.interval_ms}ms",
         }
-    elif q.kind == "red_step":
-        queue = {
+    if q.kind == "red_step":
+        return {
             "kind": "red",
             "mode": "step",
             "threshold": f"{q.threshold_p}p",
             "ecn": q.ecn,
             "limit": q.limit,
         }
-    elif q.kind == "fq_codel":
-        queue = {
+    if q.kind == "fq_codel":
+        return {
             "kind": "fq_codel",
             "limit": q.limit,
             "ecn": q.ecn,
@@ -53,8 +53,15 @@ def ccsim_scenario(sc: Scenario, quick: bool) -> dict:
             "quantum": f"{WIRE_PACKET_BYTES}B",
             "hash_seed": q.hash_seed,
         }
-    else:  # pragma: no cover - the matrix is fixed
-        raise ValueError(q.kind)
+    raise ValueError(q.kind)  # pragma: no cover - the matrix is fixed
+
+
+def ccsim_scenario(sc: Scenario, quick: bool) -> dict:
+    """The ccsim scenario dict. Each flow starts one base RTT after its ns-3 twin opens
+    its connection, when ns-3 sends its first data segment (ccsim has no handshake)."""
+    duration, m0, m1 = sc.timing(quick)
+    q = sc.queue
+    queue = ccsim_queue(q)
     flows = [
         {
             "cc": g.cc,
@@ -66,7 +73,9 @@ def ccsim_scenario(sc: Scenario, quick: bool) -> dict:
             "min_rto": "200ms",
             "mss": 1448,
             "sack": True,
-            "rack": False, "tlp": False,  # ns-3 3.44 has neither (classic/PRR recovery only)
+            "rack": False,
+            "tlp": False,  # ns-3 3.44 has neither (classic/PRR recovery only)
+            **_ccsim_endpoints(sc, g),
         }
         for g, start in flow_list(sc)
     ]
@@ -84,6 +93,19 @@ def ccsim_scenario(sc: Scenario, quick: bool) -> dict:
         "bottleneck": bottleneck,
         "flows": flows,
     }
+    if sc.hops:
+        del out["bottleneck"]
+        out["network"] = {
+            "kind": "parking_lot",
+            "hops": [
+                {
+                    "rate": f"{h.rate_mbps}Mbps",
+                    "delay": f"{h.delay_ms}ms",
+                    "queue": ccsim_queue(h.queue),
+                }
+                for h in sc.hops
+            ],
+        }
     if sc.udp:
         out["udp"] = [
             {
@@ -96,6 +118,15 @@ def ccsim_scenario(sc: Scenario, quick: bool) -> dict:
             for u in sc.udp
         ]
     return out
+
+
+def _ccsim_endpoints(sc: Scenario, g: FlowGroup) -> dict:
+    """A parking-lot group's hosts (routers r0..rN: hop i joins r(i-1) to r(i)); none in a
+    dumbbell."""
+    if not sc.hops:
+        return {}
+    first, last = hop_span(sc, g)
+    return {"from": f"r{first - 1}", "to": f"r{last}"}
 
 
 NS3_CC = {
@@ -169,29 +200,9 @@ def ns3_fqcodel_total(sc: Scenario) -> bool:
     return sc.ns3_linux_fqcodel_backlog and sc.queue.kind == "fq_codel" and sc.queue.ecn
 
 
-def ns3_config(sc: Scenario, quick: bool, out_json: Path, out_sojourn: Path) -> str:
-    duration, m0, m1 = sc.timing(quick)
-    rate = int(sc.rate_mbps * 1e6)
-    max_rtt = max(g.rtt_ms for g in sc.flows) / 1000
-    # Socket buffers: ns-3's 128 KiB default would cap the window below one BDP; ccsim's
-    # receive window never limits. Each flow gets twice its share of the pipe (BDP +
-    # queue limit) plus 1 MiB: at least 25 times the mean window in every scenario, and
-    # not so much that ns-3's transmit-buffer lists grow long (their scans cost time).
-    pipe = rate * max_rtt / 8 + limit_bytes(sc.queue.limit)
-    buf = int(2 * pipe / sc.n_flows() + (1 << 20))
-    qdisc, attrs = ns3_queue_attrs(sc.queue)
-    ns = 1_000_000_000
-    lines = [
-        f"seed {sc.seed}",
-        f"duration_ns {round(duration * ns)}",
-        f"measure_start_ns {round(m0 * ns)}",
-        f"measure_end_ns {round(m1 * ns)}",
-        f"rate_bps {rate}",
-        f"reverse_rate_bps {rate}",
-        f"access_rate_bps {10 * rate}",
-        "bottleneck_delay_ns 0",
-        f"wire_packet_bytes {WIRE_PACKET_BYTES}",
-        f"ppp_header_bytes {PPP_HEADER_BYTES}",
+def _ns3_tcp_lines(sc: Scenario, buf: int) -> list[str]:
+    """dumbbell.cc's TCP settings (ccsim's), and the corrections of ns-3 asked for."""
+    return [
         "mss 1448",
         "initial_window 10",
         "delayed_ack 1",
@@ -212,6 +223,44 @@ def ns3_config(sc: Scenario, quick: bool, out_json: Path, out_sojourn: Path) -> 
         # Every CoDel ns-3 creates, FQ-CoDel's per-flow ones included (no FQ-CoDel
         # attribute reaches them).
         f"default ns3::CoDelQueueDisc::MinBytes {CODEL_MIN_BYTES}",
+    ]
+
+
+def _socket_buffer_bytes(sc: Scenario, rate_bps: float, limit: str) -> int:
+    """Socket buffers: ns-3's 128 KiB default would cap the window below one BDP; ccsim's
+    receive window never limits. Each flow gets twice its share of the pipe (BDP +
+    queue limit) plus 1 MiB: at least 25 times the mean window in every scenario, and
+    not so much that ns-3's transmit-buffer lists grow long (their scans cost time)."""
+    max_rtt = max(g.rtt_ms for g in sc.flows) / 1000
+    pipe = rate_bps * max_rtt / 8 + limit_bytes(limit)
+    return int(2 * pipe / sc.n_flows() + (1 << 20))
+
+
+def _ns3_flow_line(g: FlowGroup, start: float) -> str:
+    ecn = int(g.ecn or g.cc == "dctcp")
+    return f"flow {NS3_CC[g.cc]} {round(g.rtt_ms * 1e6)} {ecn} {round(start * 1e9)}"
+
+
+def ns3_config(sc: Scenario, quick: bool, out_json: Path, out_sojourn: Path) -> str:
+    if sc.hops:
+        return ns3_parking_lot_config(sc, quick, out_json, out_sojourn)
+    duration, m0, m1 = sc.timing(quick)
+    rate = int(sc.rate_mbps * 1e6)
+    buf = _socket_buffer_bytes(sc, rate, sc.queue.limit)
+    qdisc, attrs = ns3_queue_attrs(sc.queue)
+    ns = 1_000_000_000
+    lines = [
+        f"seed {sc.seed}",
+        f"duration_ns {round(duration * ns)}",
+        f"measure_start_ns {round(m0 * ns)}",
+        f"measure_end_ns {round(m1 * ns)}",
+        f"rate_bps {rate}",
+        f"reverse_rate_bps {rate}",
+        f"access_rate_bps {10 * rate}",
+        "bottleneck_delay_ns 0",
+        f"wire_packet_bytes {WIRE_PACKET_BYTES}",
+        f"ppp_header_bytes {PPP_HEADER_BYTES}",
+        *_ns3_tcp_lines(sc, buf),
         f"qdisc {qdisc}",
         *(f"qattr {k} {v}" for k, v in attrs),
         *(
@@ -222,16 +271,47 @@ def ns3_config(sc: Scenario, quick: bool, out_json: Path, out_sojourn: Path) -> 
             if sc.queue.shaper_mbps
             else []
         ),
-        *(
-            f"flow {NS3_CC[g.cc]} {round(g.rtt_ms * 1e6)} {int(g.ecn or g.cc == 'dctcp')} "
-            f"{round(start * ns)}"
-            for g, start in flow_list(sc)
-        ),
+        *(_ns3_flow_line(g, start) for g, start in flow_list(sc)),
         *(
             f"udp {round(u.rtt_ms * 1e6)} {round(u.rate_mbps * 1e6)} {u.packet_bytes} "
             f"{round(u.start_s * ns)}"
             for u in sc.udp
         ),
+        f"out_json {out_json}",
+        f"out_sojourn {out_sojourn}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def ns3_parking_lot_config(sc: Scenario, quick: bool, out_json: Path, out_sojourn: Path) -> str:
+    """dumbbell.cc's configuration of a parking lot: a ``hop`` line per hop (rate, delay,
+    queue disc) with its ``hattr`` attributes, a ``flow_hops FROM TO`` line (routers)
+    after each flow; access links at 10 times the fastest hop, as ccsim's default. The
+    sojourn samples of hop i go to ``out_sojourn``.i."""
+    duration, m0, m1 = sc.timing(quick)
+    fastest = max(int(h.rate_mbps * 1e6) for h in sc.hops)
+    buf = max(_socket_buffer_bytes(sc, int(h.rate_mbps * 1e6), h.queue.limit) for h in sc.hops)
+    ns = 1_000_000_000
+    hop_lines: list[str] = []
+    for h in sc.hops:
+        qdisc, attrs = ns3_queue_attrs(h.queue)
+        hop_lines.append(f"hop {int(h.rate_mbps * 1e6)} {round(h.delay_ms * 1e6)} {qdisc}")
+        hop_lines += [f"hattr {k} {v}" for k, v in attrs]
+    flow_lines: list[str] = []
+    for g, start in flow_list(sc):
+        first, last = hop_span(sc, g)
+        flow_lines += [_ns3_flow_line(g, start), f"flow_hops {first - 1} {last}"]
+    lines = [
+        f"seed {sc.seed}",
+        f"duration_ns {round(duration * ns)}",
+        f"measure_start_ns {round(m0 * ns)}",
+        f"measure_end_ns {round(m1 * ns)}",
+        f"access_rate_bps {10 * fastest}",
+        f"wire_packet_bytes {WIRE_PACKET_BYTES}",
+        f"ppp_header_bytes {PPP_HEADER_BYTES}",
+        *_ns3_tcp_lines(sc, buf),
+        *hop_lines,
+        *flow_lines,
         f"out_json {out_json}",
         f"out_sojourn {out_sojourn}",
     ]
