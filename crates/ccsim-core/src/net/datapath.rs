@@ -11,7 +11,7 @@
 //! and hands to its recorders. The env is a type parameter: the per-packet path
 //! dispatches statically, with no virtual call.
 
-use super::link::{DelayLine, LineEntry, Link, LinkId, HELD_NS, NO_PACKET};
+use super::link::{DelayLine, LineEntry, Link, LinkId, HELD_NS, MODEL_RETIMED, NO_PACKET};
 use super::packet::{PacketId, PacketPool};
 use super::route::Routes;
 use crate::engine::{serialisation_ns, Event, Scheduler, TimerFire, NS_PER_SEC};
@@ -106,10 +106,12 @@ pub fn enqueue<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId) {
 pub fn on_tx_done<E: LinkEnv>(env: &mut E, l: LinkId) -> Option<LineEntry> {
     let io = env.link_io(l);
     let link = io.link;
-    if !link.service.stale_tx_done_ns.is_empty() && link.take_stale_tx_done(io.now_ns) {
+    // Only a link whose rate changes has re-timings (its flag is in the hot line; the
+    // list of superseded events is not).
+    if link.models & MODEL_RETIMED != 0 && link.take_stale_tx_done(io.now_ns) {
         return None; // superseded by a re-timing
     }
-    let arrived = link.in_flight.take();
+    let arrived = link.take_in_flight();
     if link.tx_pending {
         link.tx_pending = false;
         start_tx(env, l);
@@ -174,8 +176,12 @@ impl Link {
     /// Whether a transmit-done event firing at `now_ns` was superseded by a re-timing
     /// (and forget it: each stale time stands for one event).
     #[cold]
+    #[inline(never)]
     fn take_stale_tx_done(&mut self, now_ns: u64) -> bool {
         let stale = &mut self.service.stale_tx_done_ns;
+        if stale.is_empty() {
+            return false;
+        }
         match stale.iter().position(|&t| t == now_ns) {
             Some(i) => {
                 stale.swap_remove(i);
@@ -193,6 +199,9 @@ impl Link {
 pub fn change_rate<E: LinkEnv>(env: &mut E, l: LinkId, rate_bps: u64) {
     let mut io = env.link_io(l);
     let now = io.now_ns;
+    // Its packets were recorded from the start (`Link::expect_rate_changes`, when the
+    // changes were scheduled): a plain link keeps no record to re-time.
+    debug_assert!(io.link.models & MODEL_RETIMED != 0);
     let was_out = io.link.rate_bps == 0;
     if now < io.link.busy_until_ns {
         retime_in_service(&mut io, l, rate_bps);
@@ -224,15 +233,16 @@ fn retime_in_service(io: &mut LinkIo<'_>, l: LinkId, rate_bps: u64) {
     link.busy_until_ns = new_end;
     // While the packet is on the transmitter, a transmit-done event is due at its end
     // exactly when one is pending (another packet waits) or the link has no delay line.
-    let event_due = link.tx_pending || link.in_flight.is_some();
+    let event_due = link.tx_pending || link.has_in_flight();
     if event_due && old_end != HELD_NS {
         link.service.stale_tx_done_ns.push(old_end);
     }
     if event_due && new_end != HELD_NS {
         io.sched.at(new_end, Event::LinkTxDone(l));
     }
-    if let Some(e) = link.in_flight.as_mut() {
-        e.arrive_ns = new_end; // HELD_NS while held: delivered by the next event only
+    if link.has_in_flight() {
+        // HELD_NS while held: delivered by the next event only.
+        link.in_flight_entry.arrive_ns = new_end;
         return;
     }
     if link.service.id == NO_PACKET {
@@ -290,7 +300,7 @@ fn wake_transmitter<E: LinkEnv>(env: &mut E, l: LinkId) {
     if link.tx_pending {
         return; // a transmit-done event will start it
     }
-    if link.in_flight.is_some() {
+    if link.has_in_flight() {
         // A zero-delay link's transmit-done event is due at `busy_until_ns`
         // (possibly now, not yet run); it delivers that packet and starts this one.
         link.tx_pending = true;
@@ -341,6 +351,11 @@ fn start_tx<E: LinkEnv>(env: &mut E, l: LinkId) {
 /// transmitter for its serialisation time, then propagates. `may_be_queued`: it came
 /// through the queue, and others may wait behind it (false on the idle-link fast path:
 /// it arrived now and nothing waits, which saves asking the discipline).
+///
+/// A plain link (`models == 0`: no loss, no jitter, a rate that never changes) takes the
+/// short path written out here; any other goes out of line through [`transmit_modelled`]
+/// (the same steps plus the models'), so that the link models cost a link without them
+/// one test of a byte in its hot cache line.
 #[inline]
 fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: bool) {
     let io = env.link_io(l);
@@ -350,8 +365,76 @@ fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: boo
     let size = p.size_bytes;
     let sojourn_ns = if may_be_queued { now - p.enqueue_ns } else { 0 };
     link.stats.on_departure(sojourn_ns, size, io.in_window);
+    if link.models != 0 {
+        transmit_modelled(env, l, id, size, may_be_queued);
+        return;
+    }
     let tx_end = now + serialisation_ns(size, link.rate_bps);
     link.busy_until_ns = tx_end;
+    // With `busy_until_ns` and the rate, all a plain link needs to tell how much of the
+    // packet is still unsent (`Link::unsent_bits_e9`).
+    link.in_service_bytes = size;
+    if link.pcap_iface != super::link::NO_PCAP {
+        env.on_capture(l, id);
+    }
+    let io = env.link_io(l);
+    let link = io.link;
+    let arrive = tx_end + link.delay_ns;
+    let zero_delay = link.delay_ns == 0;
+    let queued = if may_be_queued {
+        link.qdisc.peek()
+    } else {
+        None
+    };
+    if let Some(next) = queued {
+        io.pool.prefetch(next);
+        link.tx_pending = true;
+    }
+    // The transmit-done event starts the next queued packet and, on a zero-delay link,
+    // delivers this one.
+    if queued.is_some() || zero_delay {
+        io.sched.at(tx_end, Event::LinkTxDone(l));
+    }
+    let next = {
+        let p = io.pool.get(id);
+        io.routes.next_after(p.route, p.hop, p.flow)
+    };
+    let entry = LineEntry {
+        arrive_ns: arrive,
+        id,
+        next,
+    };
+    if zero_delay {
+        debug_assert!(!link.has_in_flight());
+        link.in_flight_entry = entry;
+        return;
+    }
+    let k = link.line;
+    let dl = &mut io.lines[k as usize];
+    if dl.push(entry) && dl.event_at.is_none_or(|t| arrive < t) {
+        dl.event_at = Some(arrive);
+        io.sched.at(arrive, Event::LineArrive(k));
+    }
+}
+
+/// [`transmit`] on a link with models: the packet on the transmitter is recorded for a
+/// rate change to re-time ([`crate::net::link::InService`]), then it may be lost on the
+/// wire or have its delay jittered. Otherwise the same steps as the plain path.
+#[cold]
+#[inline(never)]
+fn transmit_modelled<E: LinkEnv>(
+    env: &mut E,
+    l: LinkId,
+    id: PacketId,
+    size: u32,
+    may_be_queued: bool,
+) {
+    let io = env.link_io(l);
+    let now = io.now_ns;
+    let link = io.link;
+    let tx_end = now + serialisation_ns(size, link.rate_bps);
+    link.busy_until_ns = tx_end;
+    link.in_service_bytes = size;
     link.service.id = id;
     link.service.since_ns = now;
     link.service.unsent_bits_e9 = size as u128 * 8 * NS_PER_SEC as u128;
@@ -373,8 +456,6 @@ fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: boo
         io.pool.prefetch(next);
         link.tx_pending = true;
     }
-    // The transmit-done event starts the next queued packet and, on a zero-delay link,
-    // delivers this one.
     if queued.is_some() || zero_delay {
         io.sched.at(tx_end, Event::LinkTxDone(l));
     }
@@ -402,8 +483,8 @@ fn transmit<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId, may_be_queued: boo
         next,
     };
     if zero_delay {
-        debug_assert!(link.in_flight.is_none());
-        link.in_flight = Some(entry);
+        debug_assert!(!link.has_in_flight());
+        link.in_flight_entry = entry;
         return;
     }
     let k = link.line;

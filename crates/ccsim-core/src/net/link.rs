@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 
 use crate::engine::rng::SimRng;
+use crate::engine::serialisation_ns;
 use crate::net::packet::PacketId;
 use crate::qdisc::Qdisc;
 use crate::stats::QueueStats;
@@ -26,9 +27,11 @@ pub type LinkId = u32;
 ///
 /// Laid out by hand (`repr(C)`, cache-line aligned) so that what every packet touches,
 /// the transmitter state, the discipline and the departure counters, fills the first
-/// three cache lines and the rest (name, random stream, timer) comes after: a scenario
-/// with thousands of access links cannot keep them all in cache, so each traversal
-/// should miss as few lines as possible.
+/// three cache lines and the rest (name, random stream, timer, the link models and the
+/// re-timing state) comes after: a scenario with thousands of access links cannot keep
+/// them all in cache, so each traversal should miss as few lines as possible. A plain
+/// link (no loss, jitter or rate change: `models == 0`) touches nothing past the
+/// departure counters; a modelled one goes through `datapath`'s out-of-line path.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Link {
@@ -36,16 +39,27 @@ pub struct Link {
     pub delay_ns: u64,
     /// The transmitter is busy until this time.
     pub busy_until_ns: u64,
-    /// A zero-delay link's packet on the wire: it reaches the far end when its
-    /// transmission ends, at the `LinkTxDone` event that frees the transmitter, so such a
-    /// link costs one event per packet instead of a transmit-done and a line arrival.
-    pub in_flight: Option<LineEntry>,
+    /// A zero-delay link's packet on the wire (its `id` is [`NO_PACKET`] when there is
+    /// none; see [`Link::in_flight`]): it reaches the far end when its transmission ends,
+    /// at the `LinkTxDone` event that frees the transmitter, so such a link costs one
+    /// event per packet instead of a transmit-done and a line arrival. Not an `Option`:
+    /// its 8 bytes of tag would push `in_service_bytes` out of this cache line.
+    pub in_flight_entry: LineEntry,
     /// The [`DelayLine`] this link propagates through (unused by zero-delay links).
     pub line: u32,
+    /// Size of the packet last put on the transmitter: with `busy_until_ns` and the
+    /// (constant) rate it tells exactly how much of it is still unsent, so a plain link
+    /// keeps no [`InService`] record per packet.
+    pub in_service_bytes: u32,
+    /// The pcapng interface this link's departures are captured on, or [`NO_PCAP`].
+    pub pcap_iface: u32,
     /// A `LinkTxDone` event is scheduled.
     pub tx_pending: bool,
     /// The discipline uses timers (`QueueDisc::uses_timer`), and its timer.
     pub qdisc_uses_timer: bool,
+    /// What the link does beyond a constant-rate wire ([`MODEL_LOSS`], [`MODEL_JITTER`],
+    /// [`MODEL_RETIMED`]); 0 keeps every packet on the plain path.
+    pub models: u8,
     pub qdisc: Qdisc,
     pub stats: QueueStats,
     pub qdisc_timer: crate::engine::Timer,
@@ -54,11 +68,10 @@ pub struct Link {
     pub name: String,
     pub from: u32,
     pub to: u32,
-    /// The pcapng interface this link's departures are captured on, or [`NO_PCAP`].
-    pub pcap_iface: u32,
     /// Random loss on the wire, if the scenario gives the link one.
     pub loss: Option<crate::net::link_model::LinkLoss>,
-    /// The packet on the transmitter, as a rate change re-times it.
+    /// The packet on the transmitter, as a rate change re-times it (kept only on a link
+    /// with [`MODEL_RETIMED`] or another model; see [`Link::unsent_bits_e9`]).
     pub service: InService,
     /// The capacity offered so far (for utilisation under rate changes and outages).
     pub offered: OfferedCapacity,
@@ -66,6 +79,21 @@ pub struct Link {
     /// delay line of the link's own, even with no propagation delay.
     pub jitter: Option<crate::net::link_model::LinkJitter>,
 }
+
+/// [`Link::models`]: the link loses packets on the wire.
+pub const MODEL_LOSS: u8 = 1;
+/// [`Link::models`]: the link jitters its packets' delay.
+pub const MODEL_JITTER: u8 = 2;
+/// [`Link::models`]: the link's rate changes during the run (its packet on the
+/// transmitter may be re-timed, so it is recorded in [`Link::service`]).
+pub const MODEL_RETIMED: u8 = 4;
+
+/// No packet on a zero-delay link's wire ([`Link::in_flight_entry`]).
+pub const NO_LINE_ENTRY: LineEntry = LineEntry {
+    arrive_ns: 0,
+    id: NO_PACKET,
+    next: Next(0),
+};
 
 /// The packet on the transmitter, kept so that a rate change can re-time it as a real
 /// link would: the bits already sent at the old rate count, the rest go at the new one,
@@ -138,10 +166,47 @@ impl Link {
     /// can start at once.
     #[inline]
     pub fn is_idle(&self, now: u64) -> bool {
-        !self.tx_pending
-            && self.in_flight.is_none()
-            && now >= self.busy_until_ns
-            && self.rate_bps > 0
+        !self.tx_pending && !self.has_in_flight() && now >= self.busy_until_ns && self.rate_bps > 0
+    }
+
+    /// A zero-delay link's packet on the wire, if any.
+    #[inline]
+    pub fn in_flight(&self) -> Option<LineEntry> {
+        self.has_in_flight().then_some(self.in_flight_entry)
+    }
+
+    /// Whether a zero-delay link has a packet on the wire.
+    #[inline]
+    pub fn has_in_flight(&self) -> bool {
+        self.in_flight_entry.id != NO_PACKET
+    }
+
+    /// Take a zero-delay link's packet off the wire.
+    #[inline]
+    pub fn take_in_flight(&mut self) -> Option<LineEntry> {
+        let e = self.in_flight();
+        self.in_flight_entry.id = NO_PACKET;
+        e
+    }
+
+    /// The link models flags its loss and jitter call for (set once the link is built).
+    pub fn sync_models(&mut self) {
+        let mut m = self.models & MODEL_RETIMED;
+        if self.loss.is_some() {
+            m |= MODEL_LOSS;
+        }
+        if self.jitter.is_some() {
+            m |= MODEL_JITTER;
+        }
+        self.models = m;
+    }
+
+    /// The link's rate will change during the run: record its packet on the transmitter
+    /// for re-timing, and measure its utilisation against the capacity offered from the
+    /// start (its every interval, before the first change too).
+    pub fn expect_rate_changes(&mut self) {
+        self.models |= MODEL_RETIMED;
+        self.offered.rate_changed = true;
     }
 
     /// Bytes this link has serialised by `now_ns`. A departure is booked whole when its
@@ -167,6 +232,19 @@ impl Link {
     /// Bits of the packet on the transmitter still to send at `now_ns`, times 10^9 (0 when
     /// it is all sent).
     pub fn unsent_bits_e9(&self, now_ns: u64) -> u128 {
+        if self.models == 0 {
+            // A plain link's rate never changed: its packet started `serialisation_ns`
+            // before `busy_until_ns`, which gives the same integers as the record a
+            // modelled link keeps (`InService`), at no cost per packet.
+            if now_ns >= self.busy_until_ns {
+                return 0;
+            }
+            let bits_e9 = self.in_service_bytes as u128 * 8 * E9;
+            let start_ns =
+                self.busy_until_ns - serialisation_ns(self.in_service_bytes, self.rate_bps);
+            let sent = (now_ns - start_ns) as u128 * self.rate_bps as u128;
+            return bits_e9.saturating_sub(sent);
+        }
         let s = &self.service;
         let sent = now_ns.saturating_sub(s.since_ns) as u128 * self.rate_bps as u128;
         s.unsent_bits_e9.saturating_sub(sent)

@@ -398,7 +398,7 @@ impl World {
         let held: usize = self
             .links
             .iter()
-            .map(|l| l.qdisc.len_packets() + l.in_flight.is_some() as usize)
+            .map(|l| l.qdisc.len_packets() + l.has_in_flight() as usize)
             .sum::<usize>()
             + self.lines.iter().map(|d| d.queue.len()).sum::<usize>();
         if held != self.pool.live() {

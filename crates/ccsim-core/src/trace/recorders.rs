@@ -96,7 +96,7 @@ impl View<'_> {
                 .qdisc
                 .held()
                 .into_iter()
-                .chain(link.in_flight.map(|e| e.id))
+                .chain(link.in_flight().map(|e| e.id))
             {
                 v[self.pool.get(id).flow as usize] += 1;
             }

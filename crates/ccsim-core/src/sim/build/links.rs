@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::topology::{LinkPlan, LinkRole, NetworkPlan};
 use super::Dims;
 use crate::engine::rng::{stream, StreamKind};
-use crate::net::link::{DelayLine, Link, NO_PCAP};
+use crate::net::link::{DelayLine, Link, NO_LINE_ENTRY, NO_PCAP};
 use crate::net::link_model::{LinkJitter, LinkLoss};
 use crate::qdisc::{self, shaper, LinkInfo, Qdisc, QueueDisc};
 use crate::scenario::{Scenario, ScenarioError};
@@ -57,7 +57,9 @@ pub(super) fn build_links(
             tx_pending: false,
             qdisc_timer: Default::default(),
             line,
-            in_flight: None,
+            in_flight_entry: NO_LINE_ENTRY,
+            in_service_bytes: 0,
+            models: 0,
             stats: QueueStats::new(p.stats_hist),
             pcap_iface: NO_PCAP,
             loss: p
@@ -71,6 +73,7 @@ pub(super) fn build_links(
                 .as_ref()
                 .map(|spec| LinkJitter::new(spec, sc.seed, i as u64)),
         });
+        links.last_mut().expect("just pushed").sync_models();
     }
     attach_pcap(sc, &mut links)?;
     Ok((links, lines))

@@ -43,7 +43,7 @@ pub(super) fn changes(sc: &Scenario, world: &mut World) -> Result<(), ScenarioEr
     // A link whose rate will change measures utilisation against the capacity offered
     // from the start (its every interval, before the first change too).
     if !sc.bottleneck.rate_changes.is_empty() {
-        world.links[world.bottleneck as usize].offered.rate_changed = true;
+        world.links[world.bottleneck as usize].expect_rate_changes();
     }
     for rc in &sc.bottleneck.rate_changes {
         let action = ChangeAction::LinkRate {
