@@ -191,6 +191,31 @@ def capacity_mbps(
     return starts / 1000.0, rate
 
 
+def rate_steps(
+    trace: Trace, duration_s: float, bin_s: float = DEFAULT_WINDOW_MS / 1000
+) -> list[tuple[float, int]]:
+    """The looped trace as piecewise-constant rate steps for ``rate``/``rate_changes``:
+    (start s, bit/s) per bin of ``bin_s`` (see :func:`capacity_mbps`), equal neighbours
+    merged, zero in an outage. An approximation of the trace, not the trace: within a bin
+    the rate is spread evenly where mm-link delivers at each opportunity's millisecond."""
+    starts, mbps = capacity_mbps(trace, duration_s, bin_s)
+    steps: list[tuple[float, int]] = []
+    for start, rate in zip(starts, mbps, strict=True):
+        bps = round(float(rate) * 1e6)
+        if not steps or steps[-1][1] != bps:
+            steps.append((float(start), bps))
+    return steps
+
+
+def format_rate_steps(steps: Sequence[tuple[float, int]]) -> str:
+    """``rate`` and ``rate_changes`` lines for a scenario's ``[bottleneck]`` table."""
+    lines = [f'rate = "{steps[0][1]}bps"', "rate_changes = ["]
+    for start, bps in steps[1:]:
+        lines.append(f'  {{ at = "{round(start * 1000)}ms", rate = "{bps}bps" }},')
+    lines.append("]")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- describing
 
 
@@ -594,6 +619,14 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def _trace_command(args: argparse.Namespace) -> int:
+    if args.kind == "rates":
+        bin_ms = _duration_ms(args.bin, "--bin")
+        duration_ms = _duration_ms(args.duration, "--duration")
+        if bin_ms < 1 or duration_ms < bin_ms:
+            raise TraceError("--bin, --duration: expected 1ms <= bin <= duration")
+        trace = read_trace(args.file)
+        print(format_rate_steps(rate_steps(trace, duration_ms / 1000, bin_ms / 1000)))
+        return 0
     if args.kind == "show":
         window = _duration_ms(args.window, "--window")
         gap = _duration_ms(args.outage, "--outage")
@@ -703,6 +736,16 @@ def add_parser(sub: Any) -> None:
         default=f"{DEFAULT_OUTAGE_MS}ms",
         help=f"shortest gap counted as an outage (default: {DEFAULT_OUTAGE_MS}ms)",
     )
+    q = kinds.add_parser(
+        "rates",
+        help="a trace as rate/rate_changes steps (an approximation)",
+        description="Print [bottleneck] rate and rate_changes lines that follow the looped "
+        "trace in bins of --bin (zero rate in an outage) over --duration: a "
+        "piecewise-constant approximation to drive a link until bottleneck.trace exists.",
+    )
+    q.add_argument("file", metavar="FILE", help="a Mahimahi trace file")
+    q.add_argument("--duration", required=True, help="the run's length, e.g. 30s")
+    q.add_argument("--bin", default=f"{DEFAULT_WINDOW_MS}ms", help="bin (default: 100ms)")
     p.set_defaults(func=cmd_trace)
 
 
@@ -715,7 +758,9 @@ __all__ = [
     "cellular",
     "constant",
     "describe",
+    "format_rate_steps",
     "outages",
+    "rate_steps",
     "read_trace",
     "square",
 ]

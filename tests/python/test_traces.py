@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import ccsim
 from ccsim import traces
 from ccsim.cli import main
 from ccsim.traces import CellularModel, Trace, TraceError, parse_trace, read_trace
-from helpers import EXAMPLES, REPO
+from helpers import EXAMPLES, REPO, run_cli
 
 DOCS = REPO / "docs" / "traces.md"
 
@@ -322,3 +323,54 @@ def test_run_plots_draw_a_trace_driven_capacity(tmp_path: Path):
     summary["scenario"]["bottleneck"]["trace"] = str(tmp_path / "moved.trace")
     t, rate = capacity(None, summary)
     assert len(t) == 0
+
+
+# ------------------------------------------------------------------ rate steps (issue 31)
+
+
+def test_rate_steps_follow_the_trace_bins_and_drive_a_link(tmp_path: Path) -> None:
+    """`ccsim trace rates` turns a trace into rate/rate_changes steps whose rates are the
+    trace's opportunities per bin x 12,000 bit (Mahimahi's 1500-byte opportunities), zero
+    in an outage; the shipped cellular example is exactly those steps and runs with
+    utilisation at most 1."""
+    import tomllib
+
+    trace_file = REPO / "examples" / "traces" / "cellular-outages.trace"
+    result = run_cli("trace", "rates", trace_file, "--duration", "20s")
+    assert result.returncode == 0, result.stderr
+    table = tomllib.loads(result.stdout)
+    trace = traces.read_trace(trace_file)
+    starts, mbps = traces.capacity_mbps(trace, 20.0, 0.1)
+    # Expand the merged steps back to one rate per 100 ms bin and compare with the
+    # opportunity counts of the trace itself.
+    steps = [(0.0, float(table["rate"].removesuffix("bps")))] + [
+        (int(c["at"].removesuffix("ms")) / 1000, float(c["rate"].removesuffix("bps")))
+        for c in table["rate_changes"]
+    ]
+    per_bin = [next(r for t, r in reversed(steps) if t <= s + 1e-9) for s in starts]
+    counts = trace.per_ms(20_000)
+    for i, start in enumerate(starts[:50]):
+        a = round(float(start) * 1000)
+        opportunities = counts[a + 1 : a + 101].sum() + (counts[0] if a == 0 else 0)
+        assert per_bin[i] == opportunities * 12_000 / 0.1
+    assert min(per_bin) == 0.0  # the outages
+    assert per_bin == [round(m * 1e6) for m in mbps]
+    example = (REPO / "examples" / "cellular.toml").read_text()
+    assert result.stdout.strip() in example
+    run = ccsim.run(REPO / "examples" / "cellular.toml")
+    assert run.summary["bottleneck"]["utilisation"] <= 1.0
+    assert {f["algorithm"] for f in run.summary["flows"]} == {"cubic", "bbr", "prague"}
+
+
+def test_rate_steps_refuse_a_bin_longer_than_the_run() -> None:
+    result = run_cli(
+        "trace",
+        "rates",
+        REPO / "examples/traces/cellular-outages.trace",
+        "--duration",
+        "50ms",
+        "--bin",
+        "100ms",
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "--bin" in result.stderr
