@@ -142,8 +142,30 @@ def _load_scenario(scenario: Scenario) -> ScenarioSource:
             text = read_input(path, "scenario file")
         except InputTooLarge as exc:  # a file over 16 MB, or /dev/zero
             raise ScenarioError(str(exc)) from None
-        return ScenarioSource(text, fmt, str(path))
+        return _traces_from(path, ScenarioSource(text, fmt, str(path)))
     raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+TRACE_KEYS = ("trace", "reverse_trace")
+
+
+def _traces_from(path: Path, source: ScenarioSource) -> ScenarioSource:
+    """A scenario file's relative ``bottleneck.trace`` / ``reverse_trace`` paths read from
+    the file's directory (the core reads them from the working directory): the scenario
+    goes to the core with those paths made absolute, the rest unchanged."""
+    if "trace" not in source.text:
+        return source
+    doc = source.document()
+    bottleneck = doc.get("bottleneck") if doc else None
+    if not isinstance(bottleneck, dict):
+        return source
+    changed = False
+    for key in TRACE_KEYS:
+        value = bottleneck.get(key)
+        if isinstance(value, str) and value and not os.path.isabs(value):
+            bottleneck[key] = os.path.normpath(os.path.join(path.parent.absolute(), value))
+            changed = True
+    return json_source(doc, source.label) if changed and doc else source
 
 
 def _explained(exc: Exception, source: ScenarioSource) -> Exception:

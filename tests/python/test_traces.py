@@ -331,7 +331,7 @@ def test_run_plots_draw_a_trace_driven_capacity(tmp_path: Path):
 def test_rate_steps_follow_the_trace_bins_and_drive_a_link(tmp_path: Path) -> None:
     """`ccsim trace rates` turns a trace into rate/rate_changes steps whose rates are the
     trace's opportunities per bin x 12,000 bit (Mahimahi's 1500-byte opportunities), zero
-    in an outage; the shipped cellular example is exactly those steps and runs with
+    in an outage; the shipped cellular example (driven by the trace itself) runs with
     utilisation at most 1."""
     import tomllib
 
@@ -355,8 +355,6 @@ def test_rate_steps_follow_the_trace_bins_and_drive_a_link(tmp_path: Path) -> No
         assert per_bin[i] == opportunities * 12_000 / 0.1
     assert min(per_bin) == 0.0  # the outages
     assert per_bin == [round(m * 1e6) for m in mbps]
-    example = (REPO / "examples" / "cellular.toml").read_text()
-    assert result.stdout.strip() in example
     run = ccsim.run(REPO / "examples" / "cellular.toml")
     assert run.summary["bottleneck"]["utilisation"] <= 1.0
     assert {f["algorithm"] for f in run.summary["flows"]} == {"cubic", "bbr", "prague"}

@@ -11,7 +11,9 @@
 //! and hands to its recorders. The env is a type parameter: the per-packet path
 //! dispatches statically, with no virtual call.
 
-use super::link::{DelayLine, LineEntry, Link, LinkId, HELD_NS, MODEL_RETIMED, NO_PACKET};
+use super::link::{
+    DelayLine, LineEntry, Link, LinkId, HELD_NS, MODEL_RETIMED, MODEL_TRACE, NO_PACKET,
+};
 use super::packet::{PacketId, PacketPool};
 use super::route::Routes;
 use crate::engine::{serialisation_ns, Event, Scheduler, TimerFire, NS_PER_SEC};
@@ -79,6 +81,7 @@ pub fn enqueue<E: LinkEnv>(env: &mut E, l: LinkId, id: PacketId) {
     // through its FIFO (most access and reverse-path hops take this path). Its
     // sojourn is zero, so `transmit` needs no enqueue time.
     if io.link.is_idle(now)
+        && io.link.models & MODEL_TRACE == 0
         && io
             .link
             .qdisc
@@ -319,11 +322,38 @@ fn wake_transmitter<E: LinkEnv>(env: &mut E, l: LinkId) {
     }
 }
 
+/// A trace link takes its next packet from the queue only when an opportunity can carry
+/// it (mm-link's `rationalize` dequeues a packet at the opportunity that starts it, so the
+/// wait for an opportunity, an outage's included, is queueing delay the discipline sees):
+/// if none can now, a transmit-done event is set for the next one and this returns true.
+#[cold]
+#[inline(never)]
+fn trace_defers(
+    link: &mut crate::net::link::Link,
+    l: LinkId,
+    sched: &mut Scheduler,
+    now: u64,
+) -> bool {
+    let Some(trace) = link.trace.as_mut() else {
+        return false;
+    };
+    let ready = trace.next_capacity_ns(now);
+    if ready <= now || link.qdisc.len_packets() == 0 {
+        return false;
+    }
+    link.tx_pending = true;
+    sched.at(ready, Event::LinkTxDone(l));
+    true
+}
+
 fn start_tx<E: LinkEnv>(env: &mut E, l: LinkId) {
     let mut io = env.link_io(l);
     let now = io.now_ns;
     if io.link.rate_bps == 0 {
         return; // an outage (a shaper's timer fired in it): `change_rate` restarts
+    }
+    if io.link.models & MODEL_TRACE != 0 && trace_defers(io.link, l, io.sched, now) {
+        return;
     }
     let wants_timer = io.link.qdisc_uses_timer;
     let (qdisc, mut ctx) = io.qdisc();
@@ -432,7 +462,10 @@ fn transmit_modelled<E: LinkEnv>(
     let io = env.link_io(l);
     let now = io.now_ns;
     let link = io.link;
-    let tx_end = now + serialisation_ns(size, link.rate_bps);
+    let tx_end = match link.trace.as_mut() {
+        Some(trace) => trace.departure_ns(now, size),
+        None => now + serialisation_ns(size, link.rate_bps),
+    };
     link.busy_until_ns = tx_end;
     link.in_service_bytes = size;
     link.service.id = id;

@@ -78,6 +78,10 @@ pub struct Link {
     /// Delay jitter, if the scenario gives the link one: its packets propagate through a
     /// delay line of the link's own, even with no propagation delay.
     pub jitter: Option<crate::net::link_model::LinkJitter>,
+    /// A Mahimahi trace that decides when packets leave instead of the rate
+    /// ([`crate::net::link_model::mahimahi`]); `rate_bps` stays the nominal rate the queue
+    /// discipline and BDP-sized limits use.
+    pub trace: Option<Box<crate::net::link_model::mahimahi::TraceService>>,
 }
 
 /// [`Link::models`]: the link loses packets on the wire.
@@ -87,6 +91,8 @@ pub const MODEL_JITTER: u8 = 2;
 /// [`Link::models`]: the link's rate changes during the run (its packet on the
 /// transmitter may be re-timed, so it is recorded in [`Link::service`]).
 pub const MODEL_RETIMED: u8 = 4;
+/// [`Link::models`]: the link delivers at a trace's opportunities ([`Link::trace`]).
+pub const MODEL_TRACE: u8 = 8;
 
 /// No packet on a zero-delay link's wire ([`Link::in_flight_entry`]).
 pub const NO_LINE_ENTRY: LineEntry = LineEntry {
@@ -198,6 +204,11 @@ impl Link {
         if self.jitter.is_some() {
             m |= MODEL_JITTER;
         }
+        if self.trace.is_some() {
+            m |= MODEL_TRACE;
+            // Utilisation against the opportunities offered ([`Link::capacity_meter`]).
+            self.offered.rate_changed = true;
+        }
         self.models = m;
     }
 
@@ -245,6 +256,16 @@ impl Link {
             let sent = (now_ns - start_ns) as u128 * self.rate_bps as u128;
             return bits_e9.saturating_sub(sent);
         }
+        if self.trace.is_some() {
+            // A trace link's packet counts as carried when its last byte is delivered:
+            // every byte of it went in opportunities at or before then, so carried bits
+            // never exceed the opportunities offered.
+            return if now_ns < self.busy_until_ns {
+                self.in_service_bytes as u128 * 8 * E9
+            } else {
+                0
+            };
+        }
         let s = &self.service;
         let sent = now_ns.saturating_sub(s.since_ns) as u128 * self.rate_bps as u128;
         s.unsent_bits_e9.saturating_sub(sent)
@@ -253,11 +274,14 @@ impl Link {
     /// The link's carried and offered bits from time 0 to `now_ns`.
     pub fn capacity_meter(&self, now_ns: u64) -> CapacityMeter {
         let o = &self.offered;
+        let offered_bits_e9 = match &self.trace {
+            Some(t) => t.offered_bits_e9(now_ns),
+            None => o.offered_bits_e9 + (now_ns - o.since_ns) as u128 * self.rate_bps as u128,
+        };
         CapacityMeter {
             carried_bits_e9: self.stats.bytes_departed as u128 * 8 * E9
                 - self.unsent_bits_e9(now_ns),
-            offered_bits_e9: o.offered_bits_e9
-                + (now_ns - o.since_ns) as u128 * self.rate_bps as u128,
+            offered_bits_e9,
         }
     }
 

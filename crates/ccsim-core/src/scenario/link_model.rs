@@ -260,3 +260,18 @@ pub(super) fn resolve_jitter(
         reorder_probability,
     })
 }
+
+/// A Mahimahi trace file under `path` (`bottleneck.trace`), read and checked now so that
+/// `validate` refuses a missing, empty, non-numeric or decreasing file. A relative name is
+/// read from the working directory; `ccsim` and `ccsim.run` make a scenario file's
+/// relative trace paths absolute from the file's directory before the core sees them.
+pub(super) fn resolve_trace(
+    given: Option<&super::lit::Given<super::raw::FilePath>>,
+    path: &str,
+) -> Result<Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>, ScenarioError>
+{
+    let Some(g) = given else { return Ok(None) };
+    crate::net::link_model::mahimahi::MahimahiTrace::from_file(std::path::Path::new(&g.value.0))
+        .map(|t| Some(std::sync::Arc::new(t)))
+        .map_err(|e| error(path, format!("expected a Mahimahi trace file: {e}")))
+}

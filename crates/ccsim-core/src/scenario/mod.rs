@@ -141,6 +141,10 @@ pub struct Bottleneck {
     /// Delay jitter on the forward link (`jitter`) and the reverse (`reverse_jitter`).
     pub jitter: Option<JitterSpec>,
     pub reverse_jitter: Option<JitterSpec>,
+    /// Mahimahi traces driving the forward (`trace`) and reverse (`reverse_trace`) links
+    /// instead of their rates (`crate::net::link_model::mahimahi`).
+    pub trace: Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>,
+    pub reverse_trace: Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>,
 }
 
 /// Which way a group's data crosses the bottleneck.
@@ -823,6 +827,15 @@ fn resolve_bottleneck(
         });
     }
     rate_changes.sort_by_key(|c| c.at);
+    let trace = link_model::resolve_trace(b.trace.as_ref(), "bottleneck.trace")?;
+    let reverse_trace =
+        link_model::resolve_trace(b.reverse_trace.as_ref(), "bottleneck.reverse_trace")?;
+    if trace.is_some() && !rate_changes.is_empty() {
+        return Err(error(
+            "bottleneck.trace",
+            "a trace and rate_changes both set the forward link's capacity: give one",
+        ));
+    }
     let shaper = b
         .shaper
         .map(|Table(sh)| resolve_shaper(sh, "bottleneck.shaper", true))
@@ -858,6 +871,8 @@ fn resolve_bottleneck(
             .reverse_jitter
             .map(|Table(j)| link_model::resolve_jitter(j, "bottleneck.reverse_jitter"))
             .transpose()?,
+        trace,
+        reverse_trace,
     })
 }
 
@@ -1837,6 +1852,8 @@ fn network_bottleneck(n: &Network) -> Bottleneck {
         reverse_loss: None,
         jitter: None,
         reverse_jitter: None,
+        trace: None,
+        reverse_trace: None,
     }
 }
 

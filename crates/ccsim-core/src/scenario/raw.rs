@@ -132,6 +132,21 @@ impl Leaf for Label {
     }
 }
 
+/// A file path (`trace = "traces/lte.down"`): a non-empty string, kept as written.
+pub(crate) struct FilePath(pub String);
+
+impl Leaf for FilePath {
+    fn expected() -> Cow<'static, str> {
+        Cow::Borrowed("a file path like \"traces/cellular.trace\"")
+    }
+    fn from_lit(lit: &Lit) -> Result<Self, String> {
+        match lit {
+            Lit::S(s) if !s.is_empty() => Ok(FilePath(s.clone())),
+            _ => Err(mismatch(&Self::expected(), lit)),
+        }
+    }
+}
+
 /// An algorithm name: non-empty, stored trimmed and lower-cased.
 pub(super) struct Kind(pub String);
 
@@ -534,6 +549,8 @@ pub(super) struct RawBottleneck {
     pub reverse_loss: Option<RawLoss>,
     pub jitter: Option<Table<RawJitter>>,
     pub reverse_jitter: Option<Table<RawJitter>>,
+    pub trace: Option<Given<FilePath>>,
+    pub reverse_trace: Option<Given<FilePath>>,
 }
 
 /// A link's delay jitter: `{ dist = { uniform = ["0ms", "10ms"] }, reorder = false }`,

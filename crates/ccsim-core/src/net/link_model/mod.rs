@@ -11,6 +11,7 @@
 pub mod bernoulli;
 pub mod gilbert_elliott;
 pub mod jitter;
+pub mod mahimahi;
 
 pub use jitter::LinkJitter;
 

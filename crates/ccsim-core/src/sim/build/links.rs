@@ -72,6 +72,11 @@ pub(super) fn build_links(
                 .jitter
                 .as_ref()
                 .map(|spec| LinkJitter::new(spec, sc.seed, i as u64)),
+            trace: p.trace.as_ref().map(|t| {
+                Box::new(crate::net::link_model::mahimahi::TraceService::new(
+                    t.clone(),
+                ))
+            }),
         });
         links.last_mut().expect("just pushed").sync_models();
     }

@@ -161,6 +161,7 @@ fn link_plan(l: &LinkSpec, name: String) -> LinkPlan {
         shaper: l.shaper,
         loss: l.loss,
         jitter: l.jitter.clone(),
+        trace: None,
     }
 }
 
@@ -383,6 +384,7 @@ fn add_host_pair(
             shaper: None,
             loss: None,
             jitter: None,
+            trace: None,
         };
         ids[j] = plan.add_link(from, to, link);
     }

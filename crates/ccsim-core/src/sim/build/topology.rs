@@ -42,6 +42,8 @@ pub(super) struct LinkPlan {
     pub(super) loss: Option<crate::scenario::LossSpec>,
     /// Delay jitter on the wire.
     pub(super) jitter: Option<crate::scenario::JitterSpec>,
+    /// A Mahimahi trace deciding when packets leave (`bottleneck.trace`).
+    pub(super) trace: Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>,
 }
 
 /// The network: nodes and links (`topo.links[i]` is planned by `links[i]`), one
@@ -101,6 +103,7 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
         shaper: None,
         loss: None,
         jitter: None,
+        trace: None,
     };
     let mut bottleneck = link(
         "bottleneck",
@@ -111,6 +114,7 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
     );
     bottleneck.loss = b.loss;
     bottleneck.jitter = b.jitter.clone();
+    bottleneck.trace = b.trace.clone();
     plan.bottleneck = plan.add_link(left, right, bottleneck);
     let mut reverse = link(
         "bottleneck-reverse",
@@ -121,6 +125,7 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
     );
     reverse.loss = b.reverse_loss;
     reverse.jitter = b.reverse_jitter.clone();
+    reverse.trace = b.reverse_trace.clone();
     plan.add_link(right, left, reverse);
     let default_access = b
         .access_rate
@@ -237,6 +242,7 @@ impl Hosts {
                 shaper: None,
                 loss: None,
                 jitter: None,
+                trace: None,
             };
             plan.add_link(from, to, link);
         }
