@@ -109,6 +109,7 @@ KEYS = [
     "bottleneck.jitter",
     "bottleneck.jitter.dist",
     "bottleneck.reverse_loss",
+    "bottleneck.trace",
 ]
 
 #: Loss models (``bottleneck.loss``, docs/scenario.md "Random loss on a link"): valid
@@ -157,6 +158,14 @@ RATE_CHANGES: list[Any] = [
     [{"at": "0.1s", "rate": "-1Mbps"}],
 ]
 VALID_RATE_CHANGES = 3
+#: Mahimahi traces (``bottleneck.trace``, docs/traces.md): the shipped ones (absolute
+#: paths: mutants run from a temporary directory), then files the schema must refuse.
+_TRACES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "traces")
+TRACES: list[Any] = [
+    os.path.normpath(os.path.join(_TRACES_DIR, name))
+    for name in ("cellular-outages.trace", "square-24-6mbps.trace", "constant-12mbps.trace")
+] + ["/nonexistent/missing.trace", "", 12]
+VALID_TRACES = 3
 
 
 def _link_model(doc: dict[str, Any], rng: random.Random, valid: bool) -> None:
@@ -167,15 +176,25 @@ def _link_model(doc: dict[str, Any], rng: random.Random, valid: bool) -> None:
         pool = options[:n_valid] if valid else options
         return json.loads(json.dumps(rng.choice(pool)))  # a copy: mutants are mutated
 
-    chosen = [k for k in ("loss", "jitter", "rate_changes") if rng.random() < 0.5]
-    for what in chosen or [rng.choice(["loss", "jitter", "rate_changes"])]:
+    kinds = ("loss", "jitter", "rate_changes", "trace")
+    chosen = [k for k in kinds if rng.random() < 0.5]
+    if valid and "trace" in chosen and "rate_changes" in chosen:
+        chosen.remove("rate_changes")  # both set the forward capacity: refused together
+    for what in chosen or [rng.choice(kinds)]:
         if what == "loss":
             key = rng.choice(["bottleneck.loss", "bottleneck.reverse_loss"])
             _set(doc, key, pick(LOSSES, VALID_LOSSES))
         elif what == "jitter":
             key = rng.choice(["bottleneck.jitter", "bottleneck.reverse_jitter"])
             _set(doc, key, pick(JITTERS, VALID_JITTERS))
+        elif what == "trace":
+            key = rng.choice(["bottleneck.trace", "bottleneck.reverse_trace"])
+            if valid and key == "bottleneck.trace":
+                doc.get("bottleneck", {}).pop("rate_changes", None)
+            _set(doc, key, pick(TRACES, VALID_TRACES))
         else:
+            if valid:
+                doc.get("bottleneck", {}).pop("trace", None)
             _set(doc, "bottleneck.rate_changes", pick(RATE_CHANGES, VALID_RATE_CHANGES))
 
 
@@ -387,7 +406,15 @@ def _checks(
 
 #: Bottleneck keys of the link models: a run with one is outside what the estimate models
 #: (an outage or heavy loss leaves it idle, jitter stretches its round trips).
-LINK_MODEL_KEYS = ("loss", "reverse_loss", "jitter", "reverse_jitter", "rate_changes")
+LINK_MODEL_KEYS = (
+    "loss",
+    "reverse_loss",
+    "jitter",
+    "reverse_jitter",
+    "rate_changes",
+    "trace",
+    "reverse_trace",
+)
 
 
 def has_link_model(mutant: dict[str, Any] | str) -> bool:

@@ -256,15 +256,12 @@ impl Link {
             let sent = (now_ns - start_ns) as u128 * self.rate_bps as u128;
             return bits_e9.saturating_sub(sent);
         }
-        if self.trace.is_some() {
-            // A trace link's packet counts as carried when its last byte is delivered:
-            // every byte of it went in opportunities at or before then, so carried bits
-            // never exceed the opportunities offered.
-            return if now_ns < self.busy_until_ns {
-                self.in_service_bytes as u128 * 8 * E9
-            } else {
-                0
-            };
+        if let Some(trace) = &self.trace {
+            // A trace link carries its packets opportunity by opportunity: what it has not
+            // carried before `now_ns` is what opportunities at or after it take (whatever
+            // the order of events at one instant), so the bits carried over any interval
+            // never exceed the opportunities offered in it.
+            return trace.pending_bytes(now_ns) as u128 * 8 * E9;
         }
         let s = &self.service;
         let sent = now_ns.saturating_sub(s.since_ns) as u128 * self.rate_bps as u128;

@@ -126,6 +126,13 @@ impl MahimahiTrace {
 
 /// A link's transmitter following a trace: which opportunity comes next, and what is
 /// left of the last one used.
+///
+/// It also keeps what utilisation needs to be exact at any moment whatever the order of
+/// events at one instant: the bytes carried before `now` are the bytes consumed at
+/// opportunities strictly before `now`, and the capacity offered is the opportunities
+/// strictly before `now` ([`TraceService::pending_bytes`], [`TraceService::offered_bits_e9`]),
+/// so over any interval the carried bytes never exceed the opportunities' (a tick at an
+/// opportunity's instant sees neither that opportunity nor what it carries).
 #[derive(Debug, Clone)]
 pub struct TraceService {
     trace: std::sync::Arc<MahimahiTrace>,
@@ -137,6 +144,18 @@ pub struct TraceService {
     /// queued, and wastes it otherwise).
     leftover_bytes: u32,
     leftover_at_ns: u64,
+    /// Bytes consumed at the last opportunity used (at `leftover_at_ns`) by packets
+    /// before the one in service, and the in-service packet's consumption: at that
+    /// opportunity (`shared_bytes`), then at `fresh_count` opportunities from number
+    /// `first_fresh` (counted from time 0), the last of which carries `last_fresh_bytes`.
+    frontier_at_ns: u64,
+    frontier_bytes: u32,
+    shared_bytes: u32,
+    first_fresh: u64,
+    fresh_count: u64,
+    last_fresh_bytes: u32,
+    /// An opportunity has been used (the frontier is one).
+    any_used: bool,
 }
 
 impl TraceService {
@@ -147,11 +166,22 @@ impl TraceService {
             cycle: 0,
             leftover_bytes: 0,
             leftover_at_ns: 0,
+            frontier_at_ns: 0,
+            frontier_bytes: 0,
+            shared_bytes: 0,
+            first_fresh: 0,
+            fresh_count: 0,
+            last_fresh_bytes: 0,
+            any_used: false,
         }
     }
 
     fn time_ns(&self, cycle: u64, index: usize) -> u64 {
         cycle * self.trace.period_ns() + self.trace.opportunities_ms[index] * NS_PER_MS
+    }
+
+    fn position(&self) -> u64 {
+        self.cycle * self.trace.opportunities_ms.len() as u64 + self.next as u64
     }
 
     fn advance(&mut self) {
@@ -172,8 +202,8 @@ impl TraceService {
         let ms = &self.trace.opportunities_ms;
         let cycle = now_ns / period;
         let offset = now_ns - cycle * period;
-        // The first opportunity at or after `now_ns`: the previous loop's last one when
-        // `now_ns` is exactly a loop boundary (it happens at that boundary), else the
+        // The first opportunity at or after `now_ns`: the previous loop's last one(s) when
+        // `now_ns` is exactly a loop boundary (they happen at that boundary), else the
         // first of this loop not before the offset, else the next loop's first.
         let first = if offset == 0 && cycle > 0 {
             (cycle - 1, ms.partition_point(|&t| t * NS_PER_MS < period))
@@ -188,8 +218,8 @@ impl TraceService {
         }
     }
 
-    /// When the link can next carry a byte at or after `now_ns`: now, while the last
-    /// opportunity used has bytes left at or after now, else the next opportunity.
+    /// When the link can next carry a byte at or after `now_ns`: the last opportunity
+    /// used, while it has bytes left and is not past, else the next opportunity.
     pub fn next_capacity_ns(&mut self, now_ns: u64) -> u64 {
         if self.leftover_bytes > 0 && self.leftover_at_ns >= now_ns {
             return self.leftover_at_ns;
@@ -201,20 +231,36 @@ impl TraceService {
     /// A packet of `bytes` that starts at `start_ns` (taken from the queue then; starts
     /// never go back in time): the time its last byte is delivered.
     pub fn departure_ns(&mut self, start_ns: u64, bytes: u32) -> u64 {
+        // What earlier packets consumed at the last opportunity used stays on record
+        // (nothing before the first packet: `leftover_at_ns` is then no opportunity).
+        self.frontier_bytes = if self.any_used {
+            OPPORTUNITY_BYTES - self.leftover_bytes
+        } else {
+            0
+        };
+        self.any_used = true;
+        self.frontier_at_ns = self.leftover_at_ns;
+        self.shared_bytes = 0;
+        self.fresh_count = 0;
         let mut need = bytes;
         if self.leftover_bytes > 0 && self.leftover_at_ns >= start_ns {
-            if need <= self.leftover_bytes {
-                self.leftover_bytes -= need;
+            let used = need.min(self.leftover_bytes);
+            self.shared_bytes = used;
+            self.leftover_bytes -= used;
+            need -= used;
+            if need == 0 {
                 return self.leftover_at_ns;
             }
-            need -= self.leftover_bytes;
         }
         self.leftover_bytes = 0;
         self.skip_to(start_ns);
+        self.first_fresh = self.position();
         loop {
             let at = self.time_ns(self.cycle, self.next);
             self.advance();
+            self.fresh_count += 1;
             if need <= OPPORTUNITY_BYTES {
+                self.last_fresh_bytes = need;
                 self.leftover_bytes = OPPORTUNITY_BYTES - need;
                 self.leftover_at_ns = at;
                 return at;
@@ -223,20 +269,51 @@ impl TraceService {
         }
     }
 
-    /// Opportunities at or before `now_ns` since time 0, over all loops.
-    pub fn opportunities_by(&self, now_ns: u64) -> u64 {
+    /// Bytes given to [`TraceService::departure_ns`] so far that are consumed at
+    /// opportunities at or after `now_ns` (none of them before the in-service packet's
+    /// first opportunity): the link has not carried them before `now_ns`.
+    pub fn pending_bytes(&self, now_ns: u64) -> u64 {
+        let mut pending = 0u64;
+        if self.frontier_at_ns >= now_ns {
+            pending += (self.frontier_bytes + self.shared_bytes) as u64;
+        }
+        if self.fresh_count > 0 {
+            let end = self.first_fresh + self.fresh_count;
+            let from = self.first_fresh.max(self.opportunities_before(now_ns));
+            if from < end {
+                pending +=
+                    (end - from - 1) * OPPORTUNITY_BYTES as u64 + self.last_fresh_bytes as u64;
+            }
+        }
+        pending
+    }
+
+    /// Opportunities strictly before `now_ns` since time 0, over all loops.
+    pub fn opportunities_before(&self, now_ns: u64) -> u64 {
         let period = self.trace.period_ns();
         let ms = &self.trace.opportunities_ms;
         let cycle = now_ns / period;
         let within = now_ns - cycle * period;
-        let in_cycle = ms.partition_point(|&t| t * NS_PER_MS <= within) as u64;
-        cycle * ms.len() as u64 + in_cycle
+        let before = |bound_ns: u64| ms.partition_point(|&t| t * NS_PER_MS < bound_ns) as u64;
+        // Loop `c` puts its opportunities at `c·period + t`, its last at `(c+1)·period`:
+        // every loop before the previous one lies wholly before `now_ns`; the previous
+        // one up to `period + within` (its last timestamp(s) fall at this loop's start,
+        // not before `now_ns` when `within` is 0); this one up to `within`.
+        match cycle {
+            0 => before(within),
+            c => (c - 1) * ms.len() as u64 + before(period + within) + before(within),
+        }
     }
 
-    /// Bits the trace offered from time 0 to `now_ns`, times 10^9 (the link's
+    /// Opportunities at or before `now_ns` since time 0, over all loops.
+    pub fn opportunities_by(&self, now_ns: u64) -> u64 {
+        self.opportunities_before(now_ns + 1)
+    }
+
+    /// Bits the trace offered before `now_ns`, times 10^9 (the link's
     /// [`crate::net::link::CapacityMeter`] unit).
     pub fn offered_bits_e9(&self, now_ns: u64) -> u128 {
-        self.opportunities_by(now_ns) as u128 * OPPORTUNITY_BYTES as u128 * 8 * 1_000_000_000
+        self.opportunities_before(now_ns) as u128 * OPPORTUNITY_BYTES as u128 * 8 * 1_000_000_000
     }
 }
 
@@ -295,6 +372,28 @@ mod tests {
     }
 
     #[test]
+    fn a_spanning_packet_is_carried_opportunity_by_opportunity() {
+        // 1000 bytes at 1 ms leave 500; a 3500-byte packet queued there takes the 500 at
+        // 1 ms, 1500 at 2 ms, 1500 at 3 ms and leaves at 3 ms. Pending (not carried
+        // before the moment): at 1 ms all 1000 + 3500 (the 1 ms opportunity is not before
+        // 1 ms); at 1.5 ms 3000; at 2.5 ms 1500; at 3 ms + 1 ns nothing.
+        let mut s = service("1\n2\n3\n4\n");
+        assert_eq!(s.departure_ns(0, 1000), MS);
+        assert_eq!(s.departure_ns(MS, 3500), 3 * MS);
+        assert_eq!(s.pending_bytes(MS), 4500);
+        assert_eq!(s.pending_bytes(MS + MS / 2), 3000);
+        assert_eq!(s.pending_bytes(2 * MS + MS / 2), 1500);
+        assert_eq!(s.pending_bytes(3 * MS + 1), 0);
+        assert_eq!(s.opportunities_before(MS), 0);
+        assert_eq!(s.opportunities_by(MS), 1);
+        // Before the first packet nothing is pending, at time 0 included.
+        let mut fresh = service("1\n");
+        assert_eq!(fresh.pending_bytes(0), 0);
+        assert_eq!(fresh.departure_ns(0, 100), MS);
+        assert_eq!(fresh.pending_bytes(0), 100);
+    }
+
+    #[test]
     fn the_trace_loops_at_its_last_timestamp() {
         // "1 2 3 4": period 4 ms; opportunities at 1..4, 5..8, ...
         let mut s = service("1\n2\n3\n4\n");
@@ -309,6 +408,12 @@ mod tests {
         assert_eq!(s.departure_ns(1000 * MS + MS / 2, 1500), 1001 * MS);
         assert_eq!(s.opportunities_by(8 * MS), 8);
         assert_eq!(s.opportunities_by(1000 * MS), 1000);
+        assert_eq!(s.opportunities_before(8 * MS), 7);
+        // A one-line trace: one opportunity per loop, at its end.
+        let one = service("1\n");
+        assert_eq!(one.opportunities_before(2 * MS), 1);
+        assert_eq!(one.opportunities_by(2 * MS), 2);
+        assert_eq!(one.opportunities_before(2 * MS + 1), 2);
     }
 
     #[test]
