@@ -150,22 +150,28 @@ TRACE_KEYS = ("trace", "reverse_trace")
 
 
 def _traces_from(path: Path, source: ScenarioSource) -> ScenarioSource:
-    """A scenario file's relative ``bottleneck.trace`` / ``reverse_trace`` paths read from
-    the file's directory (the core reads them from the working directory): the scenario
+    """A scenario file's relative ``trace`` / ``reverse_trace`` paths (``[bottleneck]``'s
+    and each ``[[network.links]]``'s) read from the file's directory (the core reads them from the working directory): the scenario
     goes to the core with those paths made absolute, the rest unchanged."""
     if "trace" not in source.text:
         return source
     doc = source.document()
-    bottleneck = doc.get("bottleneck") if doc else None
-    if not isinstance(bottleneck, dict):
+    if not doc:
         return source
+    tables = [doc.get("bottleneck")]
+    network = doc.get("network")
+    if isinstance(network, dict) and isinstance(network.get("links"), list):
+        tables.extend(network["links"])
     changed = False
-    for key in TRACE_KEYS:
-        value = bottleneck.get(key)
-        if isinstance(value, str) and value and not os.path.isabs(value):
-            bottleneck[key] = os.path.normpath(os.path.join(path.parent.absolute(), value))
-            changed = True
-    return json_source(doc, source.label) if changed and doc else source
+    for table in tables:
+        if not isinstance(table, dict):
+            continue
+        for key in TRACE_KEYS:
+            value = table.get(key)
+            if isinstance(value, str) and value and not os.path.isabs(value):
+                table[key] = os.path.normpath(os.path.join(path.parent.absolute(), value))
+                changed = True
+    return json_source(doc, source.label) if changed else source
 
 
 def _explained(exc: Exception, source: ScenarioSource) -> Exception:

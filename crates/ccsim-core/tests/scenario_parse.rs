@@ -612,7 +612,7 @@ fn required_error_texts() {
     );
     assert_eq!(
         e.to_string(),
-        "bottleneck.rat: unknown key (expected one of: rate, delay, queue, bdp_rtt, reverse_rate, reverse_queue, reverse_shaper, access_rate, rate_changes, shaper, loss, reverse_loss, jitter, reverse_jitter, trace, reverse_trace)"
+        "bottleneck.rat: unknown key (expected one of: rate, delay, queue, bdp_rtt, reverse_rate, reverse_queue, reverse_shaper, access_rate, rate_changes, shaper, loss, reverse_loss, jitter, reverse_jitter, trace, reverse_trace, trace_dequeue)"
     );
 
     let e = toml_err(

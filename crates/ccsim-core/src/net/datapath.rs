@@ -337,6 +337,9 @@ fn trace_defers(
     let Some(trace) = link.trace.as_mut() else {
         return false;
     };
+    if !trace.dequeue_at_opportunity {
+        return false; // `transmit_modelled` holds the packet until its opportunity
+    }
     let ready = trace.next_capacity_ns(now);
     if ready <= now || link.qdisc.len_packets() == 0 {
         return false;

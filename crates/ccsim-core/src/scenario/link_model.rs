@@ -261,6 +261,25 @@ pub(super) fn resolve_jitter(
     })
 }
 
+/// When a trace-driven link takes its next packet from the queue (`trace_dequeue`).
+///
+/// The two differ only in where the wait for a delivery opportunity is counted: as
+/// queueing delay (what the queue discipline sees as sojourn, and what mm-link's
+/// queue-delay graphs show) or as service on the transmitter (what a rate link does with
+/// a packet's serialisation time). Departures are the same rule either way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TraceDequeue {
+    /// At the opportunity that starts the packet (the default, as Mahimahi does:
+    /// `mahimahi/src/packet/link_queue.cc`, `LinkQueue::rationalize` dequeues a packet
+    /// when an opportunity begins delivering it), so an outage's wait is sojourn.
+    #[default]
+    Opportunity,
+    /// As soon as the transmitter is free, as on a rate link: the head packet then waits
+    /// on the transmitter for the opportunity that carries it, so a trace of one
+    /// opportunity per millisecond shows the sojourn of a 12 Mbit/s link.
+    LinkFree,
+}
+
 /// A Mahimahi trace file under `path` (`bottleneck.trace`), read and checked now so that
 /// `validate` refuses a missing, empty, non-numeric or decreasing file. A relative name is
 /// read from the working directory; `ccsim` and `ccsim.run` make a scenario file's
@@ -274,4 +293,20 @@ pub(super) fn resolve_trace(
     crate::net::link_model::mahimahi::MahimahiTrace::from_file(std::path::Path::new(&g.value.0))
         .map(|t| Some(std::sync::Arc::new(t)))
         .map_err(|e| error(path, format!("expected a Mahimahi trace file: {e}")))
+}
+
+/// `trace_dequeue` under `prefix`: only where a trace drives a link (`traced`).
+pub(super) fn resolve_trace_dequeue(
+    given: Option<super::lit::Given<TraceDequeue>>,
+    traced: bool,
+    prefix: &str,
+) -> Result<TraceDequeue, ScenarioError> {
+    match given {
+        None => Ok(TraceDequeue::default()),
+        Some(_) if !traced => Err(error(
+            join(prefix, "trace_dequeue"),
+            "only with a trace (trace or reverse_trace)",
+        )),
+        Some(g) => Ok(g.value),
+    }
 }

@@ -145,6 +145,8 @@ pub struct Bottleneck {
     /// instead of their rates (`crate::net::link_model::mahimahi`).
     pub trace: Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>,
     pub reverse_trace: Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>,
+    /// When those traces' links take a packet from the queue (`trace_dequeue`).
+    pub trace_dequeue: link_model::TraceDequeue,
 }
 
 /// Which way a group's data crosses the bottleneck.
@@ -811,22 +813,7 @@ fn resolve_bottleneck(
         Some(g) => Some(positive(g, "bottleneck.bdp_rtt")?),
         None => None,
     };
-    let mut rate_changes = Vec::new();
-    for (i, Table(c)) in b
-        .rate_changes
-        .map(|g| g.0)
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-    {
-        let path = format!("bottleneck.rate_changes[{i}]");
-        check_at(&c.at, duration, &path)?;
-        rate_changes.push(RateChange {
-            at: c.at.value,
-            rate: c.rate.value.0,
-        });
-    }
-    rate_changes.sort_by_key(|c| c.at);
+    let rate_changes = resolve_rate_changes(b.rate_changes, duration, "bottleneck")?;
     let trace = link_model::resolve_trace(b.trace.as_ref(), "bottleneck.trace")?;
     let reverse_trace =
         link_model::resolve_trace(b.reverse_trace.as_ref(), "bottleneck.reverse_trace")?;
@@ -836,6 +823,11 @@ fn resolve_bottleneck(
             "a trace and rate_changes both set the forward link's capacity: give one",
         ));
     }
+    let trace_dequeue = link_model::resolve_trace_dequeue(
+        b.trace_dequeue,
+        trace.is_some() || reverse_trace.is_some(),
+        "bottleneck",
+    )?;
     let shaper = b
         .shaper
         .map(|Table(sh)| resolve_shaper(sh, "bottleneck.shaper", true))
@@ -873,7 +865,28 @@ fn resolve_bottleneck(
             .transpose()?,
         trace,
         reverse_trace,
+        trace_dequeue,
     })
+}
+
+/// `rate_changes` under `prefix` (`bottleneck`, `network.links[2]`), in time order; each
+/// inside the run.
+fn resolve_rate_changes(
+    raw: Option<raw::Groups<Table<raw::RawRateChange>>>,
+    duration: SimDuration,
+    prefix: &str,
+) -> Result<Vec<RateChange>, ScenarioError> {
+    let mut rate_changes = Vec::new();
+    for (i, Table(c)) in raw.map(|g| g.0).unwrap_or_default().into_iter().enumerate() {
+        let path = format!("{prefix}.rate_changes[{i}]");
+        check_at(&c.at, duration, &path)?;
+        rate_changes.push(RateChange {
+            at: c.at.value,
+            rate: c.rate.value.0,
+        });
+    }
+    rate_changes.sort_by_key(|c| c.at);
+    Ok(rate_changes)
 }
 
 /// A token bucket's settings; `docsis_ok`: the DOCSIS MAC may be asked for (upstream only).
@@ -1683,7 +1696,7 @@ fn resolve(raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let (bottleneck, network) = match (raw.bottleneck, raw.network) {
         (Some(Table(b)), None) => (resolve_bottleneck(b, duration)?, None),
         (None, Some(Table(n))) => {
-            let n = network::resolve_network(n)?;
+            let n = network::resolve_network(n, duration)?;
             (network_bottleneck(&n), Some(n))
         }
         (Some(_), Some(_)) => {
@@ -1854,6 +1867,7 @@ fn network_bottleneck(n: &Network) -> Bottleneck {
         reverse_jitter: None,
         trace: None,
         reverse_trace: None,
+        trace_dequeue: link_model::TraceDequeue::Opportunity,
     }
 }
 

@@ -120,6 +120,14 @@ pub struct LinkSpec {
     pub loss: Option<super::LossSpec>,
     /// Delay jitter (both directions with `both_ways`, each from its own stream).
     pub jitter: Option<super::JitterSpec>,
+    /// Rate steps in time order, zero an outage (both directions with `both_ways`).
+    pub rate_changes: Vec<super::RateChange>,
+    /// A Mahimahi trace deciding when packets leave (both directions with `both_ways`,
+    /// each with its own place in the trace), and the reverse direction's own.
+    pub trace: Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>,
+    pub reverse_trace: Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>,
+    /// When the traced directions take a packet from the queue.
+    pub trace_dequeue: super::link_model::TraceDequeue,
     /// Where it sits in the scenario (`network.links[2]`), for error messages.
     pub key_path: String,
 }
@@ -279,7 +287,10 @@ impl Network {
     }
 }
 
-pub(super) fn resolve_network(mut n: RawNetwork) -> Result<Network, ScenarioError> {
+pub(super) fn resolve_network(
+    mut n: RawNetwork,
+    duration: super::SimDuration,
+) -> Result<Network, ScenarioError> {
     let kind = n
         .kind
         .take()
@@ -314,7 +325,7 @@ pub(super) fn resolve_network(mut n: RawNetwork) -> Result<Network, ScenarioErro
                 .unwrap_or_default()
                 .into_iter()
                 .enumerate()
-                .map(|(i, Table(l))| resolve_link(l, format!("network.links[{i}]")))
+                .map(|(i, Table(l))| resolve_link(l, format!("network.links[{i}]"), duration))
                 .collect::<Result<_, _>>()?;
             if links.is_empty() {
                 return Err(error(
@@ -415,12 +426,43 @@ fn resolve_leaf_spine(n: RawNetwork) -> Result<Network, ScenarioError> {
     }))
 }
 
-fn resolve_link(l: RawLink, key_path: String) -> Result<LinkSpec, ScenarioError> {
+fn resolve_link(
+    l: RawLink,
+    key_path: String,
+    duration: super::SimDuration,
+) -> Result<LinkSpec, ScenarioError> {
     let (from, to) = (l.from.value.0, l.to.value.0);
     let shaper = l
         .shaper
         .map(|Table(sh)| resolve_shaper(sh, &join(&key_path, "shaper"), true))
         .transpose()?;
+    let both_ways = l.both_ways.as_ref().is_some_and(|g| g.value.0);
+    let rate_changes = super::resolve_rate_changes(l.rate_changes, duration, &key_path)?;
+    let trace = super::link_model::resolve_trace(l.trace.as_ref(), &join(&key_path, "trace"))?;
+    let reverse_key = join(&key_path, "reverse_trace");
+    if l.reverse_trace.is_some() && !both_ways {
+        return Err(error(
+            reverse_key,
+            "only with both_ways = true (it drives the <name>-reverse link)",
+        ));
+    }
+    let reverse_trace = super::link_model::resolve_trace(l.reverse_trace.as_ref(), &reverse_key)?;
+    if (trace.is_some() || reverse_trace.is_some()) && !rate_changes.is_empty() {
+        let key = if trace.is_some() {
+            "trace"
+        } else {
+            "reverse_trace"
+        };
+        return Err(error(
+            join(&key_path, key),
+            "a trace and rate_changes both set the link's capacity: give one",
+        ));
+    }
+    let trace_dequeue = super::link_model::resolve_trace_dequeue(
+        l.trace_dequeue,
+        trace.is_some() || reverse_trace.is_some(),
+        &key_path,
+    )?;
     Ok(LinkSpec {
         name: l.name.map_or_else(|| format!("{from}-{to}"), |g| g.value.0),
         from,
@@ -429,7 +471,7 @@ fn resolve_link(l: RawLink, key_path: String) -> Result<LinkSpec, ScenarioError>
         delay: l.delay.map_or(SimDuration::default(), |g| g.value),
         queue: l.queue.map_or_else(default_queue, |RawAlgo(a)| a),
         shaper,
-        both_ways: l.both_ways.is_some_and(|g| g.value.0),
+        both_ways,
         loss: l
             .loss
             .map(|raw| super::link_model::resolve_raw_loss(raw, &join(&key_path, "loss")))
@@ -438,6 +480,10 @@ fn resolve_link(l: RawLink, key_path: String) -> Result<LinkSpec, ScenarioError>
             .jitter
             .map(|Table(j)| super::link_model::resolve_jitter(j, &join(&key_path, "jitter")))
             .transpose()?,
+        rate_changes,
+        trace,
+        reverse_trace,
+        trace_dequeue,
         key_path,
     })
 }

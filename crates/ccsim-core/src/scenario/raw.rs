@@ -11,6 +11,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
 use super::dist::{Prob, RawDist};
+use super::link_model::TraceDequeue;
 use super::lit::{mismatch, Given, Leaf, Lit};
 use super::units::{ByteSize, DataRate, SimDuration, StepRate};
 use super::{AlgoSpec, Direction, ParamValue, QdiscStateMode, RecoveryExit, UdpPattern};
@@ -92,6 +93,11 @@ keyword_leaf!(UdpPattern, "\"cbr\" or \"poisson\"", {
 keyword_leaf!(Direction, "\"forward\" or \"reverse\"", {
     "forward" => Direction::Forward,
     "reverse" => Direction::Reverse,
+});
+
+keyword_leaf!(TraceDequeue, "\"opportunity\" or \"link_free\"", {
+    "opportunity" => TraceDequeue::Opportunity,
+    "link_free" => TraceDequeue::LinkFree,
 });
 
 keyword_leaf!(RecoveryExit, "\"linux\" or \"ns3\"", {
@@ -551,6 +557,7 @@ pub(super) struct RawBottleneck {
     pub reverse_jitter: Option<Table<RawJitter>>,
     pub trace: Option<Given<FilePath>>,
     pub reverse_trace: Option<Given<FilePath>>,
+    pub trace_dequeue: Option<Given<TraceDequeue>>,
 }
 
 /// A link's delay jitter: `{ dist = { uniform = ["0ms", "10ms"] }, reorder = false }`,
@@ -737,6 +744,10 @@ pub(super) struct RawLink {
     pub both_ways: Option<Given<Flag>>,
     pub loss: Option<RawLoss>,
     pub jitter: Option<Table<RawJitter>>,
+    pub rate_changes: Option<Groups<Table<RawRateChange>>>,
+    pub trace: Option<Given<FilePath>>,
+    pub reverse_trace: Option<Given<FilePath>>,
+    pub trace_dequeue: Option<Given<TraceDequeue>>,
 }
 
 /// One hop of `[network] kind = "parking_lot"`.

@@ -156,6 +156,10 @@ pub struct TraceService {
     last_fresh_bytes: u32,
     /// An opportunity has been used (the frontier is one).
     any_used: bool,
+    /// Take a packet from the queue only when an opportunity can start it (mm-link's
+    /// `rationalize`); false: as soon as the transmitter is free, the packet then waiting
+    /// on the transmitter (`trace_dequeue = "link_free"`).
+    pub dequeue_at_opportunity: bool,
 }
 
 impl TraceService {
@@ -173,6 +177,7 @@ impl TraceService {
             fresh_count: 0,
             last_fresh_bytes: 0,
             any_used: false,
+            dequeue_at_opportunity: true,
         }
     }
 

@@ -10,6 +10,7 @@ use crate::engine::rng::{stream, StreamKind};
 use crate::net::link::{DelayLine, Link, NO_LINE_ENTRY, NO_PCAP};
 use crate::net::link_model::{LinkJitter, LinkLoss};
 use crate::qdisc::{self, shaper, LinkInfo, Qdisc, QueueDisc};
+use crate::scenario::link_model::TraceDequeue;
 use crate::scenario::{Scenario, ScenarioError};
 use crate::stats::QueueStats;
 
@@ -73,9 +74,9 @@ pub(super) fn build_links(
                 .as_ref()
                 .map(|spec| LinkJitter::new(spec, sc.seed, i as u64)),
             trace: p.trace.as_ref().map(|t| {
-                Box::new(crate::net::link_model::mahimahi::TraceService::new(
-                    t.clone(),
-                ))
+                let mut service = crate::net::link_model::mahimahi::TraceService::new(t.clone());
+                service.dequeue_at_opportunity = p.trace_dequeue == TraceDequeue::Opportunity;
+                Box::new(service)
             }),
         });
         links.last_mut().expect("just pushed").sync_models();

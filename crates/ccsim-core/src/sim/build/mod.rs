@@ -94,7 +94,7 @@ pub fn build(sc: &Scenario) -> Result<World, ScenarioError> {
         external_captures: Vec::new(),
     };
     schedule::qdisc_timers(&mut world);
-    schedule::changes(sc, &mut world)?;
+    schedule::changes(sc, &plan, &mut world)?;
     schedule::first_events(sc, &mut world);
     Ok(world)
 }

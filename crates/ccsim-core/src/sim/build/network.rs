@@ -34,6 +34,10 @@ fn expand(net: &Network) -> (Option<Vec<String>>, Vec<LinkSpec>) {
                     both_ways: false,
                     loss: None,
                     jitter: None,
+                    rate_changes: Vec::new(),
+                    trace: None,
+                    reverse_trace: None,
+                    trace_dequeue: Default::default(),
                     key_path: format!("network.hops[{i}]"),
                 };
                 // The ACKs' direction: an ample DropTail, as the dumbbell's reverse.
@@ -74,6 +78,10 @@ fn leaf_spine(f: &LeafSpineSpec) -> (Option<Vec<String>>, Vec<LinkSpec>) {
         both_ways: false,
         loss: None,
         jitter: None,
+        rate_changes: Vec::new(),
+        trace: None,
+        reverse_trace: None,
+        trace_dequeue: Default::default(),
         key_path: format!("network.{key}"),
     };
     for k in 0..hosts {
@@ -128,16 +136,19 @@ pub(super) fn network(sc: &Scenario, net: &Network) -> Result<NetworkPlan, Scena
             let msg = "a link joins two different nodes, got the same twice";
             return Err(ScenarioError::new(format!("{}.to", l.key_path), msg));
         }
-        let mut ways = vec![(from, to, l.name.clone())];
+        let mut ways = vec![(from, to, l.name.clone(), l.trace.clone())];
         if l.both_ways {
-            ways.push((to, from, format!("{}-reverse", l.name)));
+            let trace = l.reverse_trace.clone().or_else(|| l.trace.clone());
+            ways.push((to, from, format!("{}-reverse", l.name), trace));
         }
-        for (a, b, name) in ways {
+        for (a, b, name, trace) in ways {
             if link_names.insert(name.clone(), ()).is_some() {
                 let msg = format!("duplicate link name {name:?}");
                 return Err(ScenarioError::new(format!("{}.name", l.key_path), msg));
             }
-            plan.add_link(a, b, link_plan(l, name));
+            let mut p = link_plan(l, name);
+            p.trace = trace;
+            plan.add_link(a, b, p);
         }
     }
     plan.reported = (0..plan.links.len() as u32).collect();
@@ -162,6 +173,8 @@ fn link_plan(l: &LinkSpec, name: String) -> LinkPlan {
         loss: l.loss,
         jitter: l.jitter.clone(),
         trace: None,
+        trace_dequeue: l.trace_dequeue,
+        rate_changes: l.rate_changes.clone(),
     }
 }
 
@@ -385,6 +398,8 @@ fn add_host_pair(
             loss: None,
             jitter: None,
             trace: None,
+            trace_dequeue: Default::default(),
+            rate_changes: Vec::new(),
         };
         ids[j] = plan.add_link(from, to, link);
     }

@@ -2,6 +2,7 @@
 //! changes (validated now), and the first events of the run.
 
 use super::super::world::{ChangeAction, World};
+use super::topology::NetworkPlan;
 use crate::cc::{self, CongestionControl};
 use crate::engine::Event;
 use crate::scenario::{Scenario, ScenarioError};
@@ -15,7 +16,11 @@ pub(super) fn qdisc_timers(world: &mut World) {
 
 /// Schedule the scenario's changes: congestion-control parameters (validated now on a
 /// copy of the group's controller), then the bottleneck's rate changes.
-pub(super) fn changes(sc: &Scenario, world: &mut World) -> Result<(), ScenarioError> {
+pub(super) fn changes(
+    sc: &Scenario,
+    plan: &NetworkPlan,
+    world: &mut World,
+) -> Result<(), ScenarioError> {
     let mut first = 0u32;
     let mut timed: Vec<(u64, ChangeAction)> = Vec::new();
     for (gi, g) in sc.flows.iter().enumerate() {
@@ -51,6 +56,20 @@ pub(super) fn changes(sc: &Scenario, world: &mut World) -> Result<(), ScenarioEr
             rate_bps: rc.rate.bps,
         };
         timed.push((rc.at.ns, action));
+    }
+    // A `[network]` link's own steps, link by link (the dumbbell's plan has none).
+    for (l, p) in plan.links.iter().enumerate() {
+        if p.rate_changes.is_empty() {
+            continue;
+        }
+        world.links[l].expect_rate_changes();
+        for rc in &p.rate_changes {
+            let action = ChangeAction::LinkRate {
+                link: l as u32,
+                rate_bps: rc.rate.bps,
+            };
+            timed.push((rc.at.ns, action));
+        }
     }
     if timed.len() > Event::MAX_INDEX as usize {
         return Err(ScenarioError::new(

@@ -44,6 +44,10 @@ pub(super) struct LinkPlan {
     pub(super) jitter: Option<crate::scenario::JitterSpec>,
     /// A Mahimahi trace deciding when packets leave (`bottleneck.trace`).
     pub(super) trace: Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>,
+    /// When a traced link takes a packet from its queue.
+    pub(super) trace_dequeue: crate::scenario::link_model::TraceDequeue,
+    /// A `[network]` link's rate steps (the dumbbell's come from `[bottleneck]`).
+    pub(super) rate_changes: Vec<crate::scenario::RateChange>,
 }
 
 /// The network: nodes and links (`topo.links[i]` is planned by `links[i]`), one
@@ -104,6 +108,8 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
         loss: None,
         jitter: None,
         trace: None,
+        trace_dequeue: b.trace_dequeue,
+        rate_changes: Vec::new(),
     };
     let mut bottleneck = link(
         "bottleneck",
@@ -243,6 +249,8 @@ impl Hosts {
                 loss: None,
                 jitter: None,
                 trace: None,
+                trace_dequeue: Default::default(),
+                rate_changes: Vec::new(),
             };
             plan.add_link(from, to, link);
         }
