@@ -151,8 +151,9 @@ TRACE_KEYS = ("trace", "reverse_trace")
 
 def _traces_from(path: Path, source: ScenarioSource) -> ScenarioSource:
     """A scenario file's relative ``trace`` / ``reverse_trace`` paths (``[bottleneck]``'s
-    and each ``[[network.links]]``'s) read from the file's directory (the core reads them from the working directory): the scenario
-    goes to the core with those paths made absolute, the rest unchanged."""
+    and each ``[[network.links]]``'s) read from the file's directory (the core reads them
+    from the working directory): the scenario goes to the core with those paths made
+    absolute, the rest unchanged."""
     if "trace" not in source.text:
         return source
     doc = source.document()

@@ -10,7 +10,8 @@
   line per group (the sum over its flows), named by the group's ``name`` or by its
   congestion control, RTT and PPV class.
 - ``queue_delay``: bottleneck sojourn time (mean, min-max band) and queue length.
-- ``sojourn_cdf``: the bottleneck's sojourn time distribution in the measurement window.
+- ``sojourn_cdf``: the bottleneck's sojourn time distribution in the measurement window
+  (with a ``[network]``, one curve per congested link).
 - ``cwnd`` (flows with ``trace = true``): cwnd, ssthresh and smoothed RTT, one row of
   panels per traced group.
 - ``rtt`` (with ``[trace] rtt_samples = true``): RTT samples over time and their CDF in
@@ -415,8 +416,8 @@ def plot_queue_delay(queue: Columns, summary: dict[str, Any]) -> Figure:
     return fig
 
 
-def _percentiles(summary: dict[str, Any]) -> str:
-    b = summary.get("bottleneck", {})
+def _percentiles(summary: dict[str, Any], link: dict[str, Any] | None = None) -> str:
+    b = summary.get("bottleneck", {}) if link is None else link
     parts = [
         f"{name} {b[key]:.1f}"
         for name, key in (
@@ -430,16 +431,23 @@ def _percentiles(summary: dict[str, Any]) -> str:
 
 
 def plot_sojourn_cdf(cdf: Columns, summary: dict[str, Any]) -> Figure:
-    """The bottleneck's sojourn time CDF over the measurement window."""
+    """The bottleneck's sojourn time CDF over the measurement window; with a
+    ``[network]``, a curve per congested link (busiest first, at most
+    :data:`MAX_LINK_ROWS`)."""
+    from ccsim.links import congested_links
+
     fig = new_figure(7, 4.5)
     ax = fig.add_subplot()
-    rows = _bottleneck_rows(cdf, summary)
-    ax.step(
-        cdf["sojourn_ms"][rows],
-        cdf["cdf"][rows],
-        where="post",
-        label="bottleneck" + _percentiles(summary),
-    )
+    links = congested_links(summary, all_links=True)[:MAX_LINK_ROWS]
+    curves = [
+        (cdf["queue"] == link["name"], link["name"] + _percentiles(summary, link))
+        for link in links
+    ]
+    curves = [(rows, label) for rows, label in curves if rows.any()]
+    if not curves:
+        curves = [(_bottleneck_rows(cdf, summary), "bottleneck" + _percentiles(summary))]
+    for rows, label in curves:
+        ax.step(cdf["sojourn_ms"][rows], cdf["cdf"][rows], where="post", label=label)
     start, end = _window(summary)
     span = f", {start:g}-{end:g} s" if start is not None and end is not None else ""
     ax.set_title(f"Queueing delay distribution (measurement window{span})")

@@ -303,10 +303,12 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     let budget = TRACE_ROWS_BUDGET as f64;
     let mut trace_rows = Vec::new();
     // recorded at every stats tick, and with "updates" at every update too
+    // (at every tick for each link of a `[network]`: each link's queue is recorded)
+    let watched_links = network.len().max(1) as f64;
     let records = match sc.trace.qdisc_state {
         QdiscStateMode::Off => 0.0,
-        QdiscStateMode::Updates => qdisc_updates + ticks,
-        QdiscStateMode::Interval => ticks,
+        QdiscStateMode::Updates => qdisc_updates + ticks * watched_links,
+        QdiscStateMode::Interval => ticks * watched_links,
     };
     if records > 0.0 {
         let rows = QDISC_STATE_ROWS_PER_UPDATE * records;

@@ -26,10 +26,50 @@ fn secs(ns: u64) -> f64 {
     ns as f64 / NS_PER_SEC as f64
 }
 
+/// Which links' rows a per-queue table keeps, and what its `queue` column says: the
+/// watched queue alone as `"bottleneck"` in a dumbbell; in a `[network]` the links that
+/// queued (`keep[link]`), each by its name.
+pub(crate) enum QueueNames<'a> {
+    Dumbbell,
+    Network {
+        keep: &'a [bool],
+        names: Vec<&'a str>,
+    },
+}
+
+impl QueueNames<'_> {
+    fn keeps(&self, link: u32) -> bool {
+        match self {
+            QueueNames::Dumbbell => true,
+            QueueNames::Network { keep, .. } => keep[link as usize],
+        }
+    }
+
+    /// The kept rows of `links` (row `r` recorded at link `links[r]`).
+    fn rows(&self, links: &[u32]) -> Vec<usize> {
+        (0..links.len()).filter(|&r| self.keeps(links[r])).collect()
+    }
+
+    fn column(
+        &self,
+        links: &[u32],
+        rows: &[usize],
+        b: &mut RowBatches,
+    ) -> Result<Vec<String>, Cancelled> {
+        match self {
+            QueueNames::Dumbbell => b.repeat("bottleneck", rows.len()),
+            QueueNames::Network { names, .. } => {
+                b.collect(rows.iter().map(|&r| names[links[r] as usize].to_owned()))
+            }
+        }
+    }
+}
+
 /// `qdisc_state`: `(time, queue, name, value)` rows.
 #[derive(Debug, Default)]
 pub struct QdiscStateTrace {
     t: Vec<f64>,
+    link: Vec<u32>,
     name: Vec<&'static str>,
     value: Vec<f64>,
     /// Scratch buffer the discipline writes its pairs into.
@@ -38,8 +78,8 @@ pub struct QdiscStateTrace {
 }
 
 impl QdiscStateTrace {
-    /// Append the pairs in `buf` (then emptied) as rows at `now_ns`.
-    pub fn commit(&mut self, now_ns: u64) {
+    /// Append the pairs in `buf` (then emptied) as link `link`'s rows at `now_ns`.
+    pub fn commit(&mut self, now_ns: u64, link: u32) {
         if !self.budget.admit(self.buf.len() as u64, now_ns) {
             self.buf.clear();
             return;
@@ -47,21 +87,28 @@ impl QdiscStateTrace {
         let t = secs(now_ns);
         for (name, value) in self.buf.drain(..) {
             self.t.push(t);
+            self.link.push(link);
             self.name.push(name);
             self.value.push(value);
         }
     }
 
     /// The table, built in `b`'s batches (cancellable).
-    pub fn table(&self, b: &mut RowBatches) -> Result<Table, Cancelled> {
+    pub(crate) fn table(
+        &self,
+        b: &mut RowBatches,
+        queues: &QueueNames,
+    ) -> Result<Table, Cancelled> {
+        let rows = queues.rows(&self.link);
+        let pick = |c: &[f64], b: &mut RowBatches| b.collect(rows.iter().map(|&r| c[r]));
         Ok(Table::new("qdisc_state")
-            .with("time_s", Column::F64(b.copy(&self.t)?))
-            .with("queue", Column::Str(b.repeat("bottleneck", self.t.len())?))
+            .with("time_s", Column::F64(pick(&self.t, b)?))
+            .with("queue", Column::Str(queues.column(&self.link, &rows, b)?))
             .with(
                 "name",
-                Column::Str(b.collect(self.name.iter().map(|s| (*s).to_owned()))?),
+                Column::Str(b.collect(rows.iter().map(|&r| self.name[r].to_owned()))?),
             )
-            .with("value", Column::F64(b.copy(&self.value)?)))
+            .with("value", Column::F64(pick(&self.value, b)?)))
     }
 }
 
@@ -106,10 +153,11 @@ impl RttSamples {
     }
 }
 
-/// `queue_events`: a congestion signal at the bottleneck.
+/// `queue_events`: a congestion signal at the bottleneck (at every link of a `[network]`).
 #[derive(Debug, Default)]
 pub struct QueueEvents {
     t: Vec<f64>,
+    link: Vec<u32>,
     flow: Vec<u32>,
     mark: Vec<bool>,
     qlen_pkts: Vec<u64>,
@@ -119,11 +167,13 @@ pub struct QueueEvents {
 }
 
 impl QueueEvents {
-    /// A drop or mark of a packet of `flow` that waited `sojourn_ns`, with the queue
-    /// holding `qlen_pkts`/`qlen_bytes` after the discipline acted.
+    /// A drop or mark at link `link` of a packet of `flow` that waited `sojourn_ns`, with
+    /// the queue holding `qlen_pkts`/`qlen_bytes` after the discipline acted.
+    #[allow(clippy::too_many_arguments)]
     pub fn push(
         &mut self,
         now_ns: u64,
+        link: u32,
         flow: u32,
         mark: bool,
         qlen_pkts: u64,
@@ -134,6 +184,7 @@ impl QueueEvents {
             return;
         }
         self.t.push(secs(now_ns));
+        self.link.push(link);
         self.flow.push(flow);
         self.mark.push(mark);
         self.qlen_pkts.push(qlen_pkts);
@@ -141,11 +192,24 @@ impl QueueEvents {
         self.sojourn_ms.push(sojourn_ns as f64 / 1e6);
     }
 
-    /// The table, built in `b`'s batches (cancellable).
-    pub fn table(&self, b: &mut RowBatches) -> Result<Table, Cancelled> {
+    /// The table, built in `b`'s batches (cancellable). A `[network]`'s has a `queue`
+    /// column naming the link (every link that signalled queued); a dumbbell's keeps its
+    /// columns as they were (the bottleneck's events only).
+    pub(crate) fn table(
+        &self,
+        b: &mut RowBatches,
+        queues: &QueueNames,
+    ) -> Result<Table, Cancelled> {
         let event = |&m: &bool| if m { "mark" } else { "drop" }.to_owned();
-        Ok(Table::new("queue_events")
-            .with("time_s", Column::F64(b.copy(&self.t)?))
+        let table = Table::new("queue_events").with("time_s", Column::F64(b.copy(&self.t)?));
+        let table = match queues {
+            QueueNames::Dumbbell => table,
+            QueueNames::Network { .. } => {
+                let rows: Vec<usize> = (0..self.t.len()).collect();
+                table.with("queue", Column::Str(queues.column(&self.link, &rows, b)?))
+            }
+        };
+        Ok(table
             .with("flow_id", Column::U32(b.copy(&self.flow)?))
             .with(
                 "event",

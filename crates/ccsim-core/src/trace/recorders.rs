@@ -8,9 +8,10 @@
 //!
 //! Recorders read the network through a [`View`], a borrowed snapshot of the flows,
 //! links and packets, and never see the simulation itself. Per-queue recorders are keyed
-//! by link index: `qdisc_state` and `queue_events` watch one link (`queue_link`, the
-//! bottleneck); `queue_series` has a row per tick for every link of a `[network]` (the
-//! links that never queued are left out of the table). An opt-in recorder that is off is `None`: the hot
+//! by link index: in a dumbbell `qdisc_state`, `queue_events` and `sojourn_cdf` watch one
+//! link (`queue_link`, the bottleneck); in a `[network]` they, like `queue_series`, cover
+//! every link of the network, keyed by link name (the links that never queued are left
+//! out of the tables). An opt-in recorder that is off is `None`: the hot
 //! path pays one compare and one branch, never a virtual call.
 
 use crate::flow::{FlowBytes, FlowCounters, TcpFlow};
@@ -201,6 +202,9 @@ pub struct Recorders {
     pub(crate) pcap: Option<Box<Pcap>>,
     /// The links the summary reports one by one (a `[network]`'s; none in a dumbbell).
     pub(crate) reported: Vec<u32>,
+    /// `watched[l]`: link `l` is reported, so its drops, marks and discipline updates are
+    /// recorded (empty in a dumbbell, which watches `queue_link` alone).
+    watched: Vec<bool>,
     /// Each flow's route through a `[network]`, as node names (empty in a dumbbell).
     pub(crate) flow_paths: Vec<Vec<String>>,
 }
@@ -275,6 +279,7 @@ impl Recorders {
             pcap: (!sc.trace.pcap.is_empty())
                 .then(|| Box::new(Pcap::new(&sc.trace.pcap, sc.trace.pcap_max_packets))),
             reported: Vec::new(),
+            watched: Vec::new(),
             flow_paths: Vec::new(),
         }
     }
@@ -283,8 +288,24 @@ impl Recorders {
     /// route (`flow_paths`, node names in flow order).
     pub(crate) fn report_links(&mut self, reported: Vec<u32>, flow_paths: Vec<Vec<String>>) {
         self.tick.links = vec![LinkTick::default(); reported.len()];
+        let n = reported.iter().map(|&l| l as usize + 1).max().unwrap_or(0);
+        self.watched = vec![false; n];
+        for &l in &reported {
+            self.watched[l as usize] = true;
+        }
         self.reported = reported;
         self.flow_paths = flow_paths;
+    }
+
+    /// Whether link `l`'s queue is recorded (`qdisc_state`, `queue_events`): the
+    /// bottleneck's in a dumbbell, every network link's in a `[network]`.
+    #[inline]
+    fn watches(&self, l: u32) -> bool {
+        if self.watched.is_empty() {
+            l == self.queue_link
+        } else {
+            self.watched.get(l as usize).copied().unwrap_or(false)
+        }
     }
 
     /// The links whose per-interval statistics the stats tick reads and then restarts:
@@ -317,7 +338,7 @@ impl Recorders {
         marked: &[PacketId],
         pool: &PacketPool,
     ) {
-        if l != self.queue_link {
+        if self.queue_events.is_none() || !self.watches(l) {
             return;
         }
         let Some(ev) = self.queue_events.as_mut() else {
@@ -330,6 +351,7 @@ impl Recorders {
                 // A packet dropped on arrival was stamped now: it waited 0.
                 ev.push(
                     now_ns,
+                    l,
                     p.flow,
                     mark,
                     pkts,
@@ -343,10 +365,10 @@ impl Recorders {
     /// Link `l`'s discipline ran its timer.
     #[inline]
     pub fn on_qdisc_update(&mut self, l: u32, now_ns: u64, qdisc: &Qdisc) {
-        if self.qdisc_state_updates && l == self.queue_link {
+        if self.qdisc_state_updates && self.watches(l) {
             if let Some(tr) = self.qdisc_state.as_mut() {
                 qdisc.state(now_ns, &mut tr.buf);
-                tr.commit(now_ns);
+                tr.commit(now_ns, l);
             }
         }
     }

@@ -172,10 +172,16 @@ impl Recorders {
     fn tick_queue(&mut self, v: &View, t: f64, iv_s: f64) {
         let now = v.now_ns;
         if let Some(tr) = self.qdisc_state.as_mut() {
-            v.links[self.queue_link as usize]
-                .qdisc
-                .state(now, &mut tr.buf);
-            tr.commit(now);
+            if self.reported.is_empty() {
+                let l = self.queue_link;
+                v.links[l as usize].qdisc.state(now, &mut tr.buf);
+                tr.commit(now, l);
+            } else {
+                for &l in &self.reported {
+                    v.links[l as usize].qdisc.state(now, &mut tr.buf);
+                    tr.commit(now, l);
+                }
+            }
         }
         if self.reported.is_empty() {
             let link = &v.links[self.queue_link as usize];
@@ -233,6 +239,21 @@ fn queue_row(s: &mut Series, link: &Link, last: &mut LinkTick, now: u64, t: f64,
 }
 
 impl Recorders {
+    /// In a `[network]`, `queued[l]` for each of the `n_links` links: a packet waited at
+    /// link `l` (a positive sojourn in some interval) or it dropped or marked one. None in
+    /// a dumbbell.
+    pub(crate) fn queued_links(&self, n_links: usize) -> Option<Vec<bool>> {
+        let s = &self.series;
+        if self.reported.is_empty() {
+            return None;
+        }
+        let mut queued = vec![false; n_links];
+        for (r, &l) in s.q_link.iter().enumerate() {
+            queued[l as usize] |= s.q_sojourn_max[r] > 0.0 || s.q_drops[r] > 0 || s.q_marks[r] > 0;
+        }
+        Some(queued)
+    }
+
     /// The `queue_series` table: the watched queue's rows (`queue` = "bottleneck") in a
     /// dumbbell; in a `[network]` every link that queued, named by its link name: a link
     /// queued if a packet waited at it (a positive sojourn in some interval) or it dropped
@@ -247,17 +268,11 @@ impl Recorders {
     ) -> Result<crate::results::Table, crate::results::Cancelled> {
         use crate::results::{Column, Table};
         let s = &self.series;
-        let keep: Vec<usize> = if s.q_link.is_empty() {
-            (0..s.q_t.len()).collect()
-        } else {
-            let mut queued = vec![false; v.links.len()];
-            for (r, &l) in s.q_link.iter().enumerate() {
-                queued[l as usize] |=
-                    s.q_sojourn_max[r] > 0.0 || s.q_drops[r] > 0 || s.q_marks[r] > 0;
-            }
-            (0..s.q_t.len())
+        let keep: Vec<usize> = match self.queued_links(v.links.len()) {
+            None => (0..s.q_t.len()).collect(),
+            Some(queued) => (0..s.q_t.len())
                 .filter(|&r| queued[s.q_link[r] as usize])
-                .collect()
+                .collect(),
         };
         let names: Vec<String> = if s.q_link.is_empty() {
             b.repeat("bottleneck", keep.len())?

@@ -11,7 +11,7 @@ use crate::results::{
 };
 use crate::stats::{jain_index, QueueSnapshot};
 use crate::trace::{
-    transfers_table, QdiscStateTrace, QueueEvents, RowBudget, RttSamples, Transfer,
+    transfers_table, QdiscStateTrace, QueueEvents, QueueNames, RowBudget, RttSamples, Transfer,
 };
 
 use super::recorders::{Recorders, View};
@@ -235,23 +235,7 @@ impl Recorders {
             .with("srtt_ms", Column::F64(b.copy(&s.cc_srtt)?))
             .with("inflight_pkts", Column::F64(b.copy(&s.cc_inflight)?));
         let queue_series = self.queue_series_table(v, b)?;
-        let (mut cdf_x, mut cdf_y) = (Vec::new(), Vec::new());
-        let total = hist.len();
-        if total > 0 {
-            let mut cum = 0u64;
-            for v in hist.iter_recorded() {
-                cum += v.count_at_value();
-                cdf_x.push(hist.highest_equivalent(v.value_iterated_to()) as f64 / 1e6);
-                cdf_y.push(cum as f64 / total as f64);
-            }
-        }
-        let sojourn_cdf = Table::new("sojourn_cdf")
-            .with(
-                "queue",
-                Column::Str(vec!["bottleneck".to_string(); cdf_x.len()]),
-            )
-            .with("sojourn_ms", Column::F64(cdf_x))
-            .with("cdf", Column::F64(cdf_y));
+        let sojourn_cdf = self.sojourn_cdf_table(v, hist, b)?;
         let f = &summary.flows;
         let f64s = |g: fn(&FlowSummary) -> f64| Column::F64(f.iter().map(g).collect());
         let u64s = |g: fn(&FlowSummary) -> u64| Column::U64(f.iter().map(g).collect());
@@ -441,6 +425,57 @@ impl Recorders {
 }
 
 impl Recorders {
+    /// `sojourn_cdf`: the bottleneck's sojourn distribution over the measurement window
+    /// (`hist`) in a dumbbell; in a `[network]` each link's that queued, in link order,
+    /// its `queue` column naming the link.
+    fn sojourn_cdf_table(
+        &self,
+        v: &View,
+        hist: &hdrhistogram::Histogram<u64>,
+        b: &mut RowBatches,
+    ) -> Result<Table, Cancelled> {
+        let (mut queue, mut cdf_x, mut cdf_y) = (Vec::new(), Vec::new(), Vec::new());
+        let mut add = |name: &str, hist: &hdrhistogram::Histogram<u64>| {
+            let total = hist.len();
+            if total == 0 {
+                return;
+            }
+            let mut cum = 0u64;
+            for v in hist.iter_recorded() {
+                cum += v.count_at_value();
+                queue.push(name.to_owned());
+                cdf_x.push(hist.highest_equivalent(v.value_iterated_to()) as f64 / 1e6);
+                cdf_y.push(cum as f64 / total as f64);
+            }
+        };
+        match self.queued_links(v.links.len()) {
+            None => add("bottleneck", hist),
+            Some(queued) => {
+                for &l in &self.reported {
+                    let link = &v.links[l as usize];
+                    if let (true, Some(h)) = (queued[l as usize], link.stats.hist.as_ref()) {
+                        add(&link.name, h);
+                        b.built(h.distinct_values())?;
+                    }
+                }
+            }
+        }
+        Ok(Table::new("sojourn_cdf")
+            .with("queue", Column::Str(queue))
+            .with("sojourn_ms", Column::F64(cdf_x))
+            .with("cdf", Column::F64(cdf_y)))
+    }
+
+    /// Which links' rows the per-queue trace tables keep, and their names.
+    fn queue_names<'a>(&self, v: &'a View) -> (Option<Vec<bool>>, Vec<&'a str>) {
+        let queued = self.queued_links(v.links.len());
+        let names = match queued {
+            None => Vec::new(),
+            Some(_) => v.links.iter().map(|l| l.name.as_str()).collect(),
+        };
+        (queued, names)
+    }
+
     /// The opt-in traces' tables (`qdisc_state`, `rtt_samples`, `queue_events`) and the
     /// DA-LBE controllers' decisions (`deadline_control`), each
     /// present (possibly empty) whatever the options, so every run has the same tables.
@@ -458,15 +493,20 @@ impl Recorders {
             }
             b.built(f.past_rtts.len() + f.sender.rtt_log.as_ref().map_or(0, Vec::len))?;
         }
+        let (queued, names) = self.queue_names(v);
+        let queues = match &queued {
+            None => QueueNames::Dumbbell,
+            Some(keep) => QueueNames::Network { keep, names },
+        };
         Ok(vec![
             match &self.qdisc_state {
-                Some(trace) => trace.table(b)?,
-                None => QdiscStateTrace::default().table(b)?,
+                Some(trace) => trace.table(b, &queues)?,
+                None => QdiscStateTrace::default().table(b, &queues)?,
             },
             rtts.table(b)?,
             match &self.queue_events {
-                Some(trace) => trace.table(b)?,
-                None => QueueEvents::default().table(b)?,
+                Some(trace) => trace.table(b, &queues)?,
+                None => QueueEvents::default().table(b, &queues)?,
             },
             self.deadline.table(b)?,
         ])
