@@ -37,7 +37,6 @@ import argparse
 import math
 import os
 import random
-import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -62,8 +61,6 @@ DEFAULT_WINDOW_MS = 100
 EXIT_BAD_INPUT = 2  # as the ccsim command's other bad input
 #: Default shortest gap between opportunities that ``show`` calls an outage.
 DEFAULT_OUTAGE_MS = 200
-
-_DIGITS = re.compile(r"[0-9]+")
 
 
 class TraceError(ValueError):
@@ -111,62 +108,32 @@ class Trace:
         return counts
 
 
-def parse_trace(text: str, name: str = "<trace>") -> np.ndarray:
-    """The timestamps of a trace file's text; :class:`TraceError` naming the first bad
-    line otherwise (what mm-link refuses, with the same rules)."""
+def _core_trace(name: str, data: bytes | None) -> np.ndarray:
+    """The core's parser (``MahimahiTrace::parse_bytes``, the one the links use), so the
+    tools and the links read a file alike; its error as a :class:`TraceError`."""
     import numpy as np
 
-    if text == "":
-        raise TraceError(
-            f"{name}: empty trace (expected one delivery-opportunity time in ms per line)"
-        )
-    lines = text.split("\n")
-    if lines[-1] == "":  # the newline that ends the last line
-        lines.pop()
-    # the common case at numpy speed (public traces have millions of lines); the slow
-    # path below only runs to name the first bad line
-    if all(_DIGITS.fullmatch(line) for line in lines):
-        values = np.array(lines, dtype=np.int64)
-    else:
-        for number, line in enumerate(lines, start=1):
-            if line == "":
-                raise TraceError(f"{name}:{number}: empty line (mm-link refuses it)")
-            if not _DIGITS.fullmatch(line):
-                shown = line if len(line) <= 40 else line[:40] + "..."
-                raise TraceError(
-                    f"{name}:{number}: expected a whole number of milliseconds, got {shown!r}"
-                )
-        raise AssertionError("unreachable")  # pragma: no cover
-    steps = np.diff(values)
-    if (steps < 0).any():
-        i = int(np.argmax(steps < 0)) + 1
-        raise TraceError(
-            f"{name}:{i + 1}: timestamp {values[i]} ms is before the previous line's "
-            f"{values[i - 1]} ms (timestamps must not decrease)"
-        )
-    if values[-1] <= 0:
-        raise TraceError(
-            f"{name}: the trace lasts 0 ms (its last timestamp, the period, must be positive)"
-        )
-    return values
+    from ccsim import _core
+
+    try:
+        raw = _core.mahimahi_trace(name, data)
+    except ValueError as exc:
+        raise TraceError(str(exc)) from None
+    return np.frombuffer(raw, dtype="<u8").astype(np.int64)
+
+
+def parse_trace(text: str | bytes, name: str = "<trace>") -> np.ndarray:
+    """The timestamps of a trace file's text; :class:`TraceError` naming the first bad
+    line otherwise (what mm-link refuses, by the core's parser)."""
+    data = text.encode() if isinstance(text, str) else text
+    return _core_trace(name, data)
 
 
 def read_trace(path: str | os.PathLike[str]) -> Trace:
     """Read a trace file; :class:`TraceError` (one line) if it is missing, empty,
     unreadable, non-numeric or decreasing."""
     name = os.fspath(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise TraceError(f"{name}: cannot read trace: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("ascii")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise TraceError(
-            f"{name}:{line}: expected a whole number of milliseconds, got a non-ASCII byte"
-        ) from None
-    return Trace(name, parse_trace(text, name))
+    return Trace(name, _core_trace(name, None))
 
 
 def capacity_mbps(

@@ -871,6 +871,27 @@ fn advance_many(
     Ok(left)
 }
 
+/// A Mahimahi trace's opportunity times in ms, as little-endian `u64` `bytes`, parsed by
+/// the core's parser (the one the links use), from the file's `data` (`name` names it in
+/// errors) or, with `data = None`, read from the file `name`. `ValueError` with the
+/// core's one-line message naming the file and line otherwise.
+#[pyfunction]
+#[pyo3(signature = (name, data=None))]
+fn mahimahi_trace<'py>(
+    py: Python<'py>,
+    name: &str,
+    data: Option<&[u8]>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    use ccsim_core::net::link_model::mahimahi::MahimahiTrace;
+    let trace = py
+        .detach(|| match data {
+            Some(bytes) => MahimahiTrace::parse_bytes(bytes, name),
+            None => MahimahiTrace::from_file(std::path::Path::new(name)),
+        })
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    le_bytes(py, &trace.opportunities_ms, u64::to_le_bytes, None)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
@@ -890,6 +911,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tvf_ideal_shares, m)?)?;
     m.add_class::<Stepper>()?;
     m.add_function(wrap_pyfunction!(advance_many, m)?)?;
+    m.add_function(wrap_pyfunction!(mahimahi_trace, m)?)?;
     m.add("__version__", ccsim_core::VERSION)?;
     Ok(())
 }

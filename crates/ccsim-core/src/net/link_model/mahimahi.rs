@@ -52,7 +52,7 @@ pub enum TraceError {
         ms: u64,
         previous: u64,
     },
-    #[error("{path}: no timestamps")]
+    #[error("{path}: no timestamps (expected one delivery-opportunity time in ms per line)")]
     Empty { path: String },
     #[error("{path}: the last timestamp must be positive (it is the period the trace loops at)")]
     ZeroPeriod { path: String },
@@ -67,10 +67,21 @@ pub struct MahimahiTrace {
 impl MahimahiTrace {
     /// Parse a trace's text; `path` names it in errors.
     pub fn parse(text: &str, path: &str) -> Result<Self, TraceError> {
+        Self::parse_bytes(text.as_bytes(), path)
+    }
+
+    /// Parse a trace file's bytes (the one parser of the format: the `ccsim trace` tools
+    /// call it too, through the Python binding). Lines end with `\n`, the last one's
+    /// optional; each line is ASCII digits only, as the format's files are written: no
+    /// sign, blank, comment or `\r` (mm-link's `myatoi` refuses a trailing `\r` and
+    /// anything after the number, `link_queue.cc` an empty line).
+    pub fn parse_bytes(data: &[u8], path: &str) -> Result<Self, TraceError> {
+        if data.is_empty() {
+            return Err(TraceError::Empty { path: path.into() });
+        }
+        let body = data.strip_suffix(b"\n").unwrap_or(data);
         let mut opportunities_ms: Vec<u64> = Vec::new();
-        // `str::lines` accepts a final newline and no other empty line, as mm-link's
-        // `getline` loop does.
-        for (i, line) in text.lines().enumerate() {
+        for (i, line) in body.split(|&b| b == b'\n').enumerate() {
             let line_no = i + 1;
             if line.is_empty() {
                 return Err(TraceError::EmptyLine {
@@ -78,11 +89,18 @@ impl MahimahiTrace {
                     line: line_no,
                 });
             }
-            let ms: u64 = line.parse().map_err(|_| TraceError::NotANumber {
+            let not_a_number = || TraceError::NotANumber {
                 path: path.into(),
                 line: line_no,
-                text: line.chars().take(40).collect(),
-            })?;
+                text: String::from_utf8_lossy(line).chars().take(40).collect(),
+            };
+            if !line.iter().all(u8::is_ascii_digit) {
+                return Err(not_a_number());
+            }
+            let ms: u64 = std::str::from_utf8(line)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(not_a_number)?;
             if let Some(&previous) = opportunities_ms.last() {
                 if ms < previous {
                     return Err(TraceError::Decreasing {
@@ -105,11 +123,11 @@ impl MahimahiTrace {
     /// Read and parse a trace file.
     pub fn from_file(path: &Path) -> Result<Self, TraceError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| TraceError::Unreadable {
+        let data = std::fs::read(path).map_err(|e| TraceError::Unreadable {
             path: name.clone(),
             reason: e.to_string(),
         })?;
-        Self::parse(&text, &name)
+        Self::parse_bytes(&data, &name)
     }
 
     /// The loop's length: the last timestamp, in ns.
@@ -477,7 +495,19 @@ mod tests {
     #[test]
     fn bad_traces_are_refused_with_their_line() {
         let err = |t: &str| MahimahiTrace::parse(t, "f.trace").unwrap_err().to_string();
-        assert_eq!(err(""), "f.trace: no timestamps");
+        assert!(err("").starts_with("f.trace: no timestamps"));
+        assert!(err("1\n2\r\n").contains("line 2: expected a whole number"));
+        assert!(err("+5\n").contains("line 1: expected a whole number"));
+        assert!(err("\n").contains("line 1: empty line"));
+        assert!(err("1\n2\n\n").contains("line 3: empty line"));
+        assert!(err("99999999999999999999999\n").contains("line 1: expected a whole number"));
+        let bad = MahimahiTrace::parse_bytes(b"1\n\xff\n", "b")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            bad.starts_with("b: line 2: expected a whole number"),
+            "{bad}"
+        );
         assert!(err("1\n\n2\n").contains("line 2: empty line"));
         assert!(err("1\nx\n").contains("line 2: expected a whole number"));
         assert!(err("1\n-3\n").contains("line 2: expected a whole number"));
