@@ -62,6 +62,35 @@ BASES: list[dict[str, Any]] = [
         "flows": [{"rtt": "30ms", "cc": {"kind": "newreno", "beta": 0.5}, "trace": True}],
         "trace": {"rtt_samples": True, "qdisc_state": "updates"},
     },
+    {
+        "duration": "0.5s",
+        "stats_interval": "50ms",
+        "network": {
+            "links": [
+                {
+                    "name": "ab",
+                    "from": "a",
+                    "to": "b",
+                    "rate": "10Mbps",
+                    "delay": "2ms",
+                    "both_ways": True,
+                    "queue": "codel",
+                },
+                {
+                    "name": "bc",
+                    "from": "b",
+                    "to": "c",
+                    "rate": "8Mbps",
+                    "delay": "3ms",
+                    "both_ways": True,
+                    "queue": "pie",
+                },
+            ]
+        },
+        "flows": [{"rtt": "30ms", "from": "a", "to": "c", "count": 2}],
+        "udp": [{"rate": "2Mbps", "rtt": "20ms", "from": "b", "to": "c"}],
+        "trace": {"queue_events": True},
+    },
 ]
 
 WEIRD_NUMBERS = [0, -1, -1e9, 1e18, 1e300, 2**63, 2**64 + 1, float("nan"), float("inf"), 0.5]
@@ -169,8 +198,9 @@ VALID_TRACES = 3
 
 
 def _link_model(doc: dict[str, Any], rng: random.Random, valid: bool) -> None:
-    """Loss, jitter and outages on the bottleneck's directions, each with probability
-    1/2 (at least one); only valid ones if ``valid``."""
+    """Loss, jitter, outages and traces on the bottleneck's directions (or on one link of
+    a ``[network]``), each with probability 1/2 (at least one); only valid ones if
+    ``valid``."""
 
     def pick(options: list[Any], n_valid: int) -> Any:
         pool = options[:n_valid] if valid else options
@@ -180,22 +210,34 @@ def _link_model(doc: dict[str, Any], rng: random.Random, valid: bool) -> None:
     chosen = [k for k in kinds if rng.random() < 0.5]
     if valid and "trace" in chosen and "rate_changes" in chosen:
         chosen.remove("rate_changes")  # both set the forward capacity: refused together
+    links = doc.get("network", {}).get("links") if isinstance(doc.get("network"), dict) else None
+    if isinstance(links, list) and links:
+        # a network link's models (both ways with both_ways; its own reverse_trace)
+        i = rng.randrange(len(links))
+        table, prefix = links[i], f"network.links[{i}]"
+        reverse = {"loss": "loss", "jitter": "jitter", "trace": "reverse_trace"}
+    else:
+        table, prefix = doc.get("bottleneck", {}), "bottleneck"
+        reverse = {"loss": "reverse_loss", "jitter": "reverse_jitter", "trace": "reverse_trace"}
+    if not isinstance(table, dict):
+        table = {}
     for what in chosen or [rng.choice(kinds)]:
         if what == "loss":
-            key = rng.choice(["bottleneck.loss", "bottleneck.reverse_loss"])
-            _set(doc, key, pick(LOSSES, VALID_LOSSES))
+            key = rng.choice(["loss", reverse["loss"]])
+            _set(doc, f"{prefix}.{key}", pick(LOSSES, VALID_LOSSES))
         elif what == "jitter":
-            key = rng.choice(["bottleneck.jitter", "bottleneck.reverse_jitter"])
-            _set(doc, key, pick(JITTERS, VALID_JITTERS))
+            key = rng.choice(["jitter", reverse["jitter"]])
+            _set(doc, f"{prefix}.{key}", pick(JITTERS, VALID_JITTERS))
         elif what == "trace":
-            key = rng.choice(["bottleneck.trace", "bottleneck.reverse_trace"])
-            if valid and key == "bottleneck.trace":
-                doc.get("bottleneck", {}).pop("rate_changes", None)
-            _set(doc, key, pick(TRACES, VALID_TRACES))
+            key = rng.choice(["trace", reverse["trace"]])
+            if valid:
+                table.pop("rate_changes", None)
+            _set(doc, f"{prefix}.{key}", pick(TRACES, VALID_TRACES))
         else:
             if valid:
-                doc.get("bottleneck", {}).pop("trace", None)
-            _set(doc, "bottleneck.rate_changes", pick(RATE_CHANGES, VALID_RATE_CHANGES))
+                table.pop("trace", None)
+                table.pop("reverse_trace", None)
+            _set(doc, f"{prefix}.rate_changes", pick(RATE_CHANGES, VALID_RATE_CHANGES))
 
 
 def _set(doc: dict[str, Any], key: str, value: Any) -> None:

@@ -151,9 +151,9 @@ TRACE_KEYS = ("trace", "reverse_trace")
 
 def _traces_from(path: Path, source: ScenarioSource) -> ScenarioSource:
     """A scenario file's relative ``trace`` / ``reverse_trace`` paths (``[bottleneck]``'s
-    and each ``[[network.links]]``'s) read from the file's directory (the core reads them
-    from the working directory): the scenario goes to the core with those paths made
-    absolute, the rest unchanged."""
+    and each ``[network]`` link's, hop's or fabric link kind's) read from the file's
+    directory (the core reads them from the working directory): the scenario goes to the
+    core with those paths made absolute, the rest unchanged."""
     if "trace" not in source.text:
         return source
     doc = source.document()
@@ -161,8 +161,11 @@ def _traces_from(path: Path, source: ScenarioSource) -> ScenarioSource:
         return source
     tables = [doc.get("bottleneck")]
     network = doc.get("network")
-    if isinstance(network, dict) and isinstance(network.get("links"), list):
-        tables.extend(network["links"])
+    if isinstance(network, dict):
+        for key in ("links", "hops"):
+            if isinstance(network.get(key), list):
+                tables.extend(network[key])
+        tables.extend(network.get(key) for key in ("host_link", "fabric_link"))
     changed = False
     for table in tables:
         if not isinstance(table, dict):

@@ -148,3 +148,100 @@ def test_a_reverse_trace_needs_both_ways(tmp_path: Path) -> None:
     # `bc` one way only: flows' ACKs come back over a c-b link of their own.
     text += '[[network.links]]\nfrom = "c"\nto = "b"\nrate = "100Mbps"\n'
     assert_run_refused(tmp_path, text, "network.links[1].reverse_trace: only with both_ways")
+
+
+@pytest.mark.parametrize("network", [False, True])
+def test_a_packet_held_by_an_outage_is_counted_in_the_network(network: bool) -> None:
+    """An outage that lasts to the end holds the packet that was on the transmitter (in
+    no queue and no delay line): `flow_packets` still balances, sent = arrived + dropped
+    + in_network, for every flow (one packet went missing before)."""
+    outage = 'rate_changes = [{ at = "1s", rate = "0Mbps" }]'
+    if network:
+        text = CHAIN.format(ab=outage, bc="").replace('duration = "20s"', 'duration = "2s"')
+    else:
+        text = f"""duration = "2s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+{outage}
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+count = 2
+[[udp]]
+rate = "3Mbps"
+rtt = "20ms"
+"""
+    text = text.replace('measure = { start = "5s" }\n', "")
+    packets = ccsim.run(text).tables["flow_packets"].to_pydict()
+    rows = zip(
+        packets["sent"], packets["arrived"], packets["dropped"], packets["in_network"], strict=True
+    )
+    assert all(s == a + d + n for s, a, d, n in rows), packets
+    assert sum(packets["in_network"]) > 0
+
+
+PARKING_LOT = """duration = "5s"
+[network]
+kind = "parking_lot"
+hops = [
+  {{ rate = "10Mbps", delay = "5ms", queue = "codel", {hop1} }},
+  {{ rate = "15Mbps", delay = "5ms", queue = "codel" }},
+]
+[[flows]]
+cc = "cubic"
+from = "r0"
+to = "r2"
+rtt = "60ms"
+count = 2
+"""
+
+
+def test_a_parking_lot_hops_models_are_its_data_directions() -> None:
+    """`loss` on hop 1 loses data packets there only (not on its ACK direction, not on
+    hop 2), about the probability given; an outage on hop 1 stops everything crossing."""
+    run = ccsim.run(PARKING_LOT.format(hop1="loss = 0.02"))
+    links = {x["name"]: x for x in run.summary["links"]}
+    assert links["hop1"]["losses"] > 0
+    assert links["hop1-reverse"].get("losses", 0) == links["hop2"].get("losses", 0) == 0
+    lost = links["hop1"]["losses"] / links["hop1"]["departures"]
+    assert 0.01 < lost < 0.03
+    out = 'rate_changes = [{ at = "2s", rate = "0Mbps" }, { at = "3s", rate = "10Mbps" }]'
+    hop1 = _per_link(ccsim.run(PARKING_LOT.format(hop1=out)), "hop1")
+    t = hop1["time_s"]
+    assert (hop1["departed_bytes"][(t > 2.05) & (t < 2.95)] == 0).all()
+
+
+def test_leaf_spine_fabric_links_take_the_models_of_their_kind() -> None:
+    text = """duration = "0.05s"
+[network]
+kind = "leaf_spine"
+spines = 2
+leaves = 2
+hosts_per_leaf = 2
+host_link = { rate = "10Gbps", delay = "1us" }
+fabric_link = { rate = "10Gbps", delay = "1us", loss = 0.01 }
+[[flows]]
+cc = "dctcp"
+from = "host0"
+to = "host3"
+rtt = "20us"
+"""
+    links = ccsim.run(text).summary["links"]
+    fabric = [x for x in links if "spine" in x["name"]]
+    hosts = [x for x in links if "spine" not in x["name"]]
+    assert sum(x.get("losses", 0) for x in fabric) > 0
+    assert sum(x.get("losses", 0) for x in hosts) == 0
+
+
+@pytest.mark.parametrize(
+    ("hop1", "message"),
+    [
+        ("loss = 2", "network.hops[0].loss"),
+        ('trace = "missing.trace"', "network.hops[0].trace: expected a Mahimahi trace file"),
+        ('rate_changes = [{ at = "9s", rate = "1Mbps" }]', "network.hops[0].rate_changes[0].at"),
+        ('trace_dequeue = "link_free"', "network.hops[0].trace_dequeue: only with a trace"),
+    ],
+)
+def test_bad_hop_models_are_refused(tmp_path: Path, hop1: str, message: str) -> None:
+    assert_run_refused(tmp_path, PARKING_LOT.format(hop1=hop1), message)

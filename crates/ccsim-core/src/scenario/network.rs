@@ -71,7 +71,7 @@ pub enum Network {
     /// `kind = "parking_lot"`: a chain of hops (at least one).
     ParkingLot { hops: Vec<HopSpec> },
     /// `kind = "leaf_spine"`: a two-tier Clos fabric.
-    LeafSpine(LeafSpineSpec),
+    LeafSpine(Box<LeafSpineSpec>),
 }
 
 /// A leaf-spine fabric (the two-tier folded Clos of datacenter papers: Alizadeh et al.,
@@ -132,12 +132,20 @@ pub struct LinkSpec {
     pub key_path: String,
 }
 
-/// One hop of a parking lot.
+/// One hop of a parking lot (the models on its data direction; its ACK direction is an
+/// ample plain FIFO), or a leaf-spine fabric's host or fabric links (every one of them,
+/// both ways, each model with streams of its own).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HopSpec {
     pub rate: DataRate,
     pub delay: SimDuration,
     pub queue: AlgoSpec,
+    pub shaper: Option<ShaperSpec>,
+    pub loss: Option<super::LossSpec>,
+    pub jitter: Option<super::JitterSpec>,
+    pub rate_changes: Vec<super::RateChange>,
+    pub trace: Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>,
+    pub trace_dequeue: super::link_model::TraceDequeue,
 }
 
 /// Where a group's flows go in a `[network]`: from its `from` hosts to its `to` hosts,
@@ -357,8 +365,9 @@ pub(super) fn resolve_network(
                 .map(|g| g.0)
                 .unwrap_or_default()
                 .into_iter()
-                .map(|Table(h)| resolve_hop(h))
-                .collect();
+                .enumerate()
+                .map(|(i, Table(h))| resolve_hop(h, &format!("network.hops[{i}]"), duration))
+                .collect::<Result<_, _>>()?;
             if hops.is_empty() {
                 return Err(error(
                     "network.hops",
@@ -367,7 +376,7 @@ pub(super) fn resolve_network(
             }
             Ok(Network::ParkingLot { hops })
         }
-        "leaf_spine" => resolve_leaf_spine(n),
+        "leaf_spine" => resolve_leaf_spine(n, duration),
         other => Err(error(
             "network.kind",
             format!("expected \"graph\", \"parking_lot\" or \"leaf_spine\", got {other:?}"),
@@ -376,7 +385,10 @@ pub(super) fn resolve_network(
 }
 
 /// `kind = "leaf_spine"`: counts and the two link kinds (`queue` the default of both).
-fn resolve_leaf_spine(n: RawNetwork) -> Result<Network, ScenarioError> {
+fn resolve_leaf_spine(
+    n: RawNetwork,
+    duration: super::SimDuration,
+) -> Result<Network, ScenarioError> {
     let foreign = [
         ("nodes", n.nodes.is_some()),
         ("links", n.links.is_some()),
@@ -409,13 +421,13 @@ fn resolve_leaf_spine(n: RawNetwork) -> Result<Network, ScenarioError> {
         })?;
         positive_rate(&h.rate, &join(&join("network", key), "rate"))?;
         let queue = h.queue.is_none().then(|| default.clone());
-        let mut hop = resolve_hop(h);
+        let mut hop = resolve_hop(h, &join("network", key), duration)?;
         if let Some(q) = queue {
             hop.queue = q;
         }
         Ok(hop)
     };
-    Ok(Network::LeafSpine(LeafSpineSpec {
+    Ok(Network::LeafSpine(Box::new(LeafSpineSpec {
         spines: count(n.spines, "spines")?,
         leaves: count(n.leaves, "leaves")?,
         hosts_per_leaf: count(n.hosts_per_leaf, "hosts_per_leaf")?,
@@ -423,7 +435,7 @@ fn resolve_leaf_spine(n: RawNetwork) -> Result<Network, ScenarioError> {
         fabric_link: link(n.fabric_link, "fabric_link")?,
         ecmp: n.ecmp.as_ref().is_none_or(|g| g.value.0),
         ecmp_given: n.ecmp.is_some_and(|g| g.value.0),
-    }))
+    })))
 }
 
 fn resolve_link(
@@ -488,12 +500,43 @@ fn resolve_link(
     })
 }
 
-fn resolve_hop(h: RawHop) -> HopSpec {
-    HopSpec {
+fn resolve_hop(
+    h: RawHop,
+    key_path: &str,
+    duration: super::SimDuration,
+) -> Result<HopSpec, ScenarioError> {
+    let rate_changes = super::resolve_rate_changes(h.rate_changes, duration, key_path)?;
+    let trace = super::link_model::resolve_trace(h.trace.as_ref(), &join(key_path, "trace"))?;
+    if trace.is_some() && !rate_changes.is_empty() {
+        return Err(error(
+            join(key_path, "trace"),
+            "a trace and rate_changes both set the link's capacity: give one",
+        ));
+    }
+    Ok(HopSpec {
         rate: h.rate.value,
         delay: h.delay.map_or(SimDuration::default(), |g| g.value),
         queue: h.queue.map_or_else(default_queue, |RawAlgo(a)| a),
-    }
+        shaper: h
+            .shaper
+            .map(|Table(sh)| resolve_shaper(sh, &join(key_path, "shaper"), true))
+            .transpose()?,
+        loss: h
+            .loss
+            .map(|raw| super::link_model::resolve_raw_loss(raw, &join(key_path, "loss")))
+            .transpose()?,
+        jitter: h
+            .jitter
+            .map(|Table(j)| super::link_model::resolve_jitter(j, &join(key_path, "jitter")))
+            .transpose()?,
+        trace_dequeue: super::link_model::resolve_trace_dequeue(
+            h.trace_dequeue,
+            trace.is_some(),
+            key_path,
+        )?,
+        rate_changes,
+        trace,
+    })
 }
 
 fn positive_rate(g: &Given<DataRate>, path: &str) -> Result<DataRate, ScenarioError> {

@@ -750,11 +750,18 @@ pub(super) struct RawLink {
     pub trace_dequeue: Option<Given<TraceDequeue>>,
 }
 
-/// One hop of `[network] kind = "parking_lot"`.
+/// One hop of `[network] kind = "parking_lot"` (its data direction), or a leaf-spine
+/// fabric's `host_link` / `fabric_link` (every such link, both ways).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHop {
     pub rate: Given<DataRate>,
     pub delay: Option<Given<SimDuration>>,
     pub queue: Option<RawAlgo>,
+    pub shaper: Option<Table<RawShaper>>,
+    pub loss: Option<RawLoss>,
+    pub jitter: Option<Table<RawJitter>>,
+    pub rate_changes: Option<Groups<Table<RawRateChange>>>,
+    pub trace: Option<Given<FilePath>>,
+    pub trace_dequeue: Option<Given<TraceDequeue>>,
 }

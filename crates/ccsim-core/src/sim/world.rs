@@ -398,12 +398,17 @@ impl World {
         let held: usize = self
             .links
             .iter()
-            .map(|l| l.qdisc.len_packets() + l.has_in_flight() as usize)
+            .map(|l| {
+                // an outage's packet waits on the transmitter, in no queue or line
+                l.qdisc.len_packets()
+                    + l.has_in_flight() as usize
+                    + l.service.held.is_some() as usize
+            })
             .sum::<usize>()
             + self.lines.iter().map(|d| d.queue.len()).sum::<usize>();
         if held != self.pool.live() {
             return Err(format!(
-                "{} live packets but {} in queues and lines",
+                "{} live packets but {} in queues, lines and held on transmitters",
                 self.pool.live(),
                 held
             ));

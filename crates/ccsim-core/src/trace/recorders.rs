@@ -98,6 +98,8 @@ impl View<'_> {
                 .held()
                 .into_iter()
                 .chain(link.in_flight().map(|e| e.id))
+                // held on the transmitter by an outage (`retime_in_service`)
+                .chain(link.service.held.as_ref().map(|e| e.id))
             {
                 v[self.pool.get(id).flow as usize] += 1;
             }

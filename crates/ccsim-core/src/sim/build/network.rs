@@ -30,22 +30,29 @@ fn expand(net: &Network) -> (Option<Vec<String>>, Vec<LinkSpec>) {
                     rate: h.rate,
                     delay: h.delay,
                     queue: h.queue.clone(),
-                    shaper: None,
+                    shaper: h.shaper,
                     both_ways: false,
-                    loss: None,
-                    jitter: None,
-                    rate_changes: Vec::new(),
-                    trace: None,
+                    loss: h.loss,
+                    jitter: h.jitter.clone(),
+                    rate_changes: h.rate_changes.clone(),
+                    trace: h.trace.clone(),
                     reverse_trace: None,
-                    trace_dequeue: Default::default(),
+                    trace_dequeue: h.trace_dequeue,
                     key_path: format!("network.hops[{i}]"),
                 };
-                // The ACKs' direction: an ample DropTail, as the dumbbell's reverse.
+                // The ACKs' direction: an ample DropTail, as the dumbbell's reverse, with
+                // no link model (the hop's models are its data direction's, as the
+                // dumbbell's `bottleneck.loss` is the forward link's).
                 let reverse = LinkSpec {
                     name: format!("hop{}-reverse", i + 1),
                     from: hop.to.clone(),
                     to: hop.from.clone(),
                     queue: ample_queue(),
+                    shaper: None,
+                    loss: None,
+                    jitter: None,
+                    rate_changes: Vec::new(),
+                    trace: None,
                     ..hop.clone()
                 };
                 links.extend([hop, reverse]);
@@ -74,14 +81,14 @@ fn leaf_spine(f: &LeafSpineSpec) -> (Option<Vec<String>>, Vec<LinkSpec>) {
         rate: hop.rate,
         delay: hop.delay,
         queue: hop.queue.clone(),
-        shaper: None,
+        shaper: hop.shaper,
         both_ways: false,
-        loss: None,
-        jitter: None,
-        rate_changes: Vec::new(),
-        trace: None,
+        loss: hop.loss,
+        jitter: hop.jitter.clone(),
+        rate_changes: hop.rate_changes.clone(),
+        trace: hop.trace.clone(),
         reverse_trace: None,
-        trace_dequeue: Default::default(),
+        trace_dequeue: hop.trace_dequeue,
         key_path: format!("network.{key}"),
     };
     for k in 0..hosts {
