@@ -180,7 +180,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     report = network_report(source)
     if report is not None:
-        print(describe_network(report))
+        print(describe_network(report, all_links=bool(getattr(args, "all_links", False))))
     return EXIT_OK
 
 
@@ -551,6 +551,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml, or .json)")
     set_option(p)
+    p.add_argument(
+        "--all-links",
+        action="store_true",
+        help="with a [network]: list every link, not the busiest few",
+    )
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser(

@@ -136,17 +136,11 @@ def _congested(summary: dict[str, Any], all_links: bool) -> list[Table | str]:
     for q in shown:
         title = f"Congested link {q['name']} ({q['discipline']})"
         table = Table(title=title, title_justify="left")
-        for header in (
-            "utilisation",
-            "sojourn ms: mean",
-            "p50",
-            "p90",
-            "p99",
-            "drops",
-            "drop prob.",
-            "marks",
-            "mark prob.",
-        ):
+        # losses on the wire (a loss model), apart from the queue's drops (issue 31)
+        lossy = "losses" in q
+        headers = ["utilisation", "sojourn ms: mean", "p50", "p90", "p99", "drops"]
+        headers += ["drop prob.", "marks", "mark prob."] + (["losses"] if lossy else [])
+        for header in headers:
             table.add_column(header, justify="right")
         table.add_row(
             _num(q["utilisation"], ".4f"),
@@ -158,6 +152,7 @@ def _congested(summary: dict[str, Any], all_links: bool) -> list[Table | str]:
             _num(q["drop_probability"], ".3e"),
             str(q["marks"]),
             _num(q["mark_probability"], ".3e"),
+            *((str(q["losses"]),) if lossy else ()),
         )
         tables.append(table)
     if len(every) > len(shown):

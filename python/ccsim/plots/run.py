@@ -440,8 +440,7 @@ def plot_sojourn_cdf(cdf: Columns, summary: dict[str, Any]) -> Figure:
     ax = fig.add_subplot()
     links = congested_links(summary, all_links=True)[:MAX_LINK_ROWS]
     curves = [
-        (cdf["queue"] == link["name"], link["name"] + _percentiles(summary, link))
-        for link in links
+        (cdf["queue"] == link["name"], link["name"] + _percentiles(summary, link)) for link in links
     ]
     curves = [(rows, label) for rows, label in curves if rows.any()]
     if not curves:
@@ -565,12 +564,22 @@ def plot_rtt(samples: Columns, flows: Columns | None, summary: dict[str, Any]) -
     return fig
 
 
-def plot_links(summary: dict[str, Any]) -> Figure:
-    """A row per congested link: utilisation, sojourn p50/p90/p99, drop and mark
-    probability over the measurement window (from the summary's ``links``)."""
+def _links_drawn(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The congested links, busiest first, then the links that only lost packets on the
+    wire (a loss model: never congested, but their losses are the experiment's)."""
     from ccsim.links import congested_links
 
-    links = congested_links(summary, all_links=True)[:MAX_LINK_ROWS]
+    links = congested_links(summary, all_links=True)
+    names = {q["name"] for q in links}
+    lossy = [q for q in summary.get("links") or [] if q.get("losses") and q["name"] not in names]
+    return (links + lossy)[:MAX_LINK_ROWS]
+
+
+def plot_links(summary: dict[str, Any]) -> Figure:
+    """A row per congested link (and per link that lost packets on the wire):
+    utilisation, sojourn p50/p90/p99, drop, mark and loss probability over the
+    measurement window (from the summary's ``links``)."""
+    links = _links_drawn(summary)
     names = [q["name"] for q in links]
     fig = new_figure(11, 1.6 + 0.45 * len(links))
     use_ax, delay_ax, prob_ax = fig.subplots(1, 3, sharey=True)
@@ -587,11 +596,20 @@ def plot_links(summary: dict[str, Any]) -> Figure:
         values = [q[key] if q[key] is not None else np.nan for q in links]
         delay_ax.barh(y + (k - 1) * height, values, height, color=PALETTE[k], label=label)
     delay_ax.set_xlabel("sojourn time (ms)")
-    for k, (key, label) in enumerate((("drop_probability", "drop"), ("mark_probability", "mark"))):
-        values = [q[key] for q in links]
-        prob_ax.barh(y + (k - 0.5) * 0.4, values, 0.4, color=PALETTE[3 + k], label=label)
-    prob_ax.set_xlabel("probability per arrival")
-    fig.suptitle("Congested links (measurement window)")
+    bars = [
+        ("drop", [q["drop_probability"] for q in links]),
+        ("mark", [q["mark_probability"] for q in links]),
+    ]
+    if any(q.get("losses") for q in links):  # lost on the wire, per packet sent on it
+        bars.append(("loss", [q.get("losses", 0) / max(q["departures"], 1) for q in links]))
+    width = 0.8 / len(bars)
+    for k, (label, values) in enumerate(bars):
+        offset = (k - (len(bars) - 1) / 2) * width
+        prob_ax.barh(y + offset, values, width, color=PALETTE[3 + k], label=label)
+    prob_ax.set_xlabel("probability per arrival (loss: per packet sent)")
+    lossy = any(q.get("losses") for q in links)
+    title = "Congested and lossy links" if lossy else "Congested links"
+    fig.suptitle(f"{title} (measurement window)")
     caption(fig, summary)
     legend_below(fig)
     return fig
@@ -639,9 +657,7 @@ def plot_results(
     samples = _load(directory, "rtt_samples")
     if samples is not None and _has_rows(samples):
         drawers.append(("rtt", lambda: plot_rtt(samples, flows, summary)))
-    from ccsim.links import congested_links
-
-    if congested_links(summary):
+    if _links_drawn(summary):
         drawers.append(("links", lambda: plot_links(summary)))
     if network_queues is not None and summary.get("links") is not None:
         from ccsim.plots.link_queues import plot_link_queues, queued_links
