@@ -186,11 +186,46 @@ class Outcome:
         return self.summary is None
 
 
+def _mentions_loss(node: Any) -> bool:
+    """Whether a scenario (or a value put into one) has a loss model anywhere."""
+    if isinstance(node, dict):
+        return any(k in LOSS_KEYS or _mentions_loss(v) for k, v in node.items())
+    if isinstance(node, list):
+        return any(_mentions_loss(v) for v in node)
+    return False
+
+
+#: The keys of a link's random loss model (issue 31).
+LOSS_KEYS = frozenset({"loss", "reverse_loss"})
+
+
+def sweep_has_loss(sweep: Sweep) -> bool:
+    """A loss model in the base scenario or on any axis: the rows then carry ``losses``
+    (every link's packets lost on the wire, apart from the queues' drops) and
+    ``flow_losses`` (each flow's). Other sweeps' rows keep their columns."""
+    if _mentions_loss(sweep.base):
+        return True
+    for axis in sweep.axes:
+        names = [step for step in axis.path.steps if isinstance(step, str)]
+        if LOSS_KEYS & set(names) or _mentions_loss(list(axis.scenario_values)):
+            return True
+    return False
+
+
+def _losses(summary: dict[str, Any]) -> int | None:
+    links = summary.get("links")
+    if links is not None:
+        return sum(int(q.get("losses", 0)) for q in links)
+    bottleneck = summary.get("bottleneck")
+    return None if bottleneck is None else int(bottleneck.get("losses", 0))
+
+
 class RowSchema:
     """The schema of the result rows of one sweep, and turning outcomes into rows."""
 
-    def __init__(self, axes: list[Axis]):
+    def __init__(self, axes: list[Axis], lossy: bool = False):
         self.axes = axes
+        self.lossy = lossy
         self._json_axes = set()
         fields = [pa.field("run", pa.int64()), pa.field("status", pa.string())]
         for axis in axes:
@@ -200,7 +235,11 @@ class RowSchema:
             fields.append(pa.field(axis.name, arrow_type))
         fields += [pa.field("repetition", pa.int64()), pa.field("seed", pa.uint64())]
         fields += [pa.field(name, t) for name, t, _ in _SCALARS]
+        if lossy:
+            fields.append(pa.field("losses", pa.int64()))
         fields += [pa.field(name, pa.list_(t)) for name, t, _ in _PER_FLOW]
+        if lossy:
+            fields.append(pa.field("flow_losses", pa.list_(pa.int64())))
         fields += [pa.field(name, t) for name, t, _ in _TAIL]
         fields += [
             pa.field("error", pa.string()),
@@ -226,6 +265,9 @@ class RowSchema:
         flows = summary.get("flows") if outcome.summary is not None else None
         for name, _, key in _PER_FLOW:
             row[name] = None if flows is None else [f.get(key) for f in flows]
+        if self.lossy:
+            row["losses"] = _losses(summary) if outcome.summary is not None else None
+            row["flow_losses"] = None if flows is None else [f.get("losses", 0) for f in flows]
         deterministic = {k: v for k, v in summary.items() if k != "wall_s"}
         row["error"] = outcome.error
         row["scenario"] = spec.scenario_json
@@ -469,7 +511,7 @@ class SweepStore:
         self.out = out
         self.sweep = sweep
         self.fingerprint = sweep.fingerprint()
-        self.rows = RowSchema(sweep.axes)
+        self.rows = RowSchema(sweep.axes, lossy=sweep_has_loss(sweep))
         self.flush_runs = flush_runs
         self.flush_s = flush_s
         self.flush_bytes = flush_bytes
