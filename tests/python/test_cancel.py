@@ -12,8 +12,10 @@ import pytest
 
 import ccsim
 
+# Long enough that no run ends on its own before the signal (a 600 s run took under 2 s
+# with the retrained PGO profile, and one of the two pool runs finished first).
 LONG = """
-duration = "600s"
+duration = "6000s"
 [bottleneck]
 rate = "100Mbps"
 [[flows]]
@@ -60,7 +62,7 @@ def test_a_cancel_event_stops_one_run():
         ccsim.run(LONG, cancel=cancel)
     assert time.monotonic() - started < 3.0
     # a run with its own event set later is not affected by the earlier one
-    assert ccsim.run(LONG.replace("600s", "0.2s"), cancel=threading.Event()).summary
+    assert ccsim.run(LONG.replace("6000s", "0.2s"), cancel=threading.Event()).summary
 
 
 def test_cancel_runs_stops_a_run_in_another_thread():
