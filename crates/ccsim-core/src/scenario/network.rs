@@ -449,31 +449,23 @@ fn resolve_link(
         .map(|Table(sh)| resolve_shaper(sh, &join(&key_path, "shaper"), true))
         .transpose()?;
     let both_ways = l.both_ways.as_ref().is_some_and(|g| g.value.0);
-    let rate_changes = super::resolve_rate_changes(l.rate_changes, duration, &key_path)?;
-    let trace = super::link_model::resolve_trace(l.trace.as_ref(), &join(&key_path, "trace"))?;
-    let reverse_key = join(&key_path, "reverse_trace");
     if l.reverse_trace.is_some() && !both_ways {
         return Err(error(
-            reverse_key,
+            join(&key_path, "reverse_trace"),
             "only with both_ways = true (it drives the <name>-reverse link)",
         ));
     }
-    let reverse_trace = super::link_model::resolve_trace(l.reverse_trace.as_ref(), &reverse_key)?;
-    if (trace.is_some() || reverse_trace.is_some()) && !rate_changes.is_empty() {
-        let key = if trace.is_some() {
-            "trace"
-        } else {
-            "reverse_trace"
-        };
-        return Err(error(
-            join(&key_path, key),
-            "a trace and rate_changes both set the link's capacity: give one",
-        ));
-    }
-    let trace_dequeue = super::link_model::resolve_trace_dequeue(
+    let Capacity {
+        rate_changes,
+        trace,
+        reverse_trace,
+        trace_dequeue,
+    } = resolve_capacity(
+        l.rate_changes,
+        [l.trace.as_ref(), l.reverse_trace.as_ref()],
         l.trace_dequeue,
-        trace.is_some() || reverse_trace.is_some(),
         &key_path,
+        duration,
     )?;
     Ok(LinkSpec {
         name: l.name.map_or_else(|| format!("{from}-{to}"), |g| g.value.0),
@@ -505,14 +497,18 @@ fn resolve_hop(
     key_path: &str,
     duration: super::SimDuration,
 ) -> Result<HopSpec, ScenarioError> {
-    let rate_changes = super::resolve_rate_changes(h.rate_changes, duration, key_path)?;
-    let trace = super::link_model::resolve_trace(h.trace.as_ref(), &join(key_path, "trace"))?;
-    if trace.is_some() && !rate_changes.is_empty() {
-        return Err(error(
-            join(key_path, "trace"),
-            "a trace and rate_changes both set the link's capacity: give one",
-        ));
-    }
+    let Capacity {
+        rate_changes,
+        trace,
+        trace_dequeue,
+        ..
+    } = resolve_capacity(
+        h.rate_changes,
+        [h.trace.as_ref(), None],
+        h.trace_dequeue,
+        key_path,
+        duration,
+    )?;
     Ok(HopSpec {
         rate: h.rate.value,
         delay: h.delay.map_or(SimDuration::default(), |g| g.value),
@@ -529,13 +525,57 @@ fn resolve_hop(
             .jitter
             .map(|Table(j)| super::link_model::resolve_jitter(j, &join(key_path, "jitter")))
             .transpose()?,
-        trace_dequeue: super::link_model::resolve_trace_dequeue(
-            h.trace_dequeue,
-            trace.is_some(),
-            key_path,
-        )?,
+        trace_dequeue,
         rate_changes,
         trace,
+    })
+}
+
+/// A trace-driven link's file path.
+type TraceFile = Given<super::raw::FilePath>;
+type Trace = std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>;
+
+/// What [`resolve_capacity`] gives.
+struct Capacity {
+    rate_changes: Vec<super::RateChange>,
+    trace: Option<Trace>,
+    reverse_trace: Option<Trace>,
+    trace_dequeue: super::link_model::TraceDequeue,
+}
+
+/// What sets a link's capacity under `key_path` (`network.links[2]`, `network.hops[0]`,
+/// `network.fabric_link`): its rate steps, its traces (`[trace, reverse_trace]`) and when
+/// a traced direction dequeues. A trace and rate steps on one link are refused together:
+/// both set its capacity.
+fn resolve_capacity(
+    rate_changes: Option<super::raw::Groups<Table<super::raw::RawRateChange>>>,
+    [trace, reverse_trace]: [Option<&TraceFile>; 2],
+    trace_dequeue: Option<Given<super::link_model::TraceDequeue>>,
+    key_path: &str,
+    duration: super::SimDuration,
+) -> Result<Capacity, ScenarioError> {
+    let rate_changes = super::resolve_rate_changes(rate_changes, duration, key_path)?;
+    let trace = super::link_model::resolve_trace(trace, &join(key_path, "trace"))?;
+    let reverse_trace =
+        super::link_model::resolve_trace(reverse_trace, &join(key_path, "reverse_trace"))?;
+    let traced = trace.is_some() || reverse_trace.is_some();
+    if traced && !rate_changes.is_empty() {
+        let key = if trace.is_some() {
+            "trace"
+        } else {
+            "reverse_trace"
+        };
+        return Err(error(
+            join(key_path, key),
+            "a trace and rate_changes both set the link's capacity: give one",
+        ));
+    }
+    let trace_dequeue = super::link_model::resolve_trace_dequeue(trace_dequeue, traced, key_path)?;
+    Ok(Capacity {
+        rate_changes,
+        trace,
+        reverse_trace,
+        trace_dequeue,
     })
 }
 

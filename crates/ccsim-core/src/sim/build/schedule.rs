@@ -15,7 +15,7 @@ pub(super) fn qdisc_timers(world: &mut World) {
 }
 
 /// Schedule the scenario's changes: congestion-control parameters (validated now on a
-/// copy of the group's controller), then the bottleneck's rate changes.
+/// copy of the group's controller), then the links' rate changes.
 pub(super) fn changes(
     sc: &Scenario,
     plan: &NetworkPlan,
@@ -45,19 +45,9 @@ pub(super) fn changes(
         }
         first += g.count;
     }
-    // A link whose rate will change measures utilisation against the capacity offered
+    // Every link's rate steps, link by link (the dumbbell's bottleneck's included). A
+    // link whose rate will change measures utilisation against the capacity offered
     // from the start (its every interval, before the first change too).
-    if !sc.bottleneck.rate_changes.is_empty() {
-        world.links[world.bottleneck as usize].expect_rate_changes();
-    }
-    for rc in &sc.bottleneck.rate_changes {
-        let action = ChangeAction::LinkRate {
-            link: world.bottleneck,
-            rate_bps: rc.rate.bps,
-        };
-        timed.push((rc.at.ns, action));
-    }
-    // A `[network]` link's own steps, link by link (the dumbbell's plan has none).
     for (l, p) in plan.links.iter().enumerate() {
         if p.rate_changes.is_empty() {
             continue;

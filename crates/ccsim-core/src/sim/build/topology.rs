@@ -46,7 +46,7 @@ pub(super) struct LinkPlan {
     pub(super) trace: Option<std::sync::Arc<crate::net::link_model::mahimahi::MahimahiTrace>>,
     /// When a traced link takes a packet from its queue.
     pub(super) trace_dequeue: crate::scenario::link_model::TraceDequeue,
-    /// A `[network]` link's rate steps (the dumbbell's come from `[bottleneck]`).
+    /// The link's rate steps (`bottleneck.rate_changes`, a `[network]` link's own).
     pub(super) rate_changes: Vec<crate::scenario::RateChange>,
 }
 
@@ -121,6 +121,7 @@ pub(super) fn dumbbell(sc: &Scenario) -> Result<NetworkPlan, ScenarioError> {
     bottleneck.loss = b.loss;
     bottleneck.jitter = b.jitter.clone();
     bottleneck.trace = b.trace.clone();
+    bottleneck.rate_changes = b.rate_changes.clone();
     plan.bottleneck = plan.add_link(left, right, bottleneck);
     let mut reverse = link(
         "bottleneck-reverse",
